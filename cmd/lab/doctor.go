@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/services"
+)
+
+// cmdDoctor reports versions and capabilities, and which lessons a missing
+// one disables. Exit 0 only when every lesson can run.
+func cmdDoctor(ctx context.Context, g globals, stdout, stderr io.Writer) int {
+	svc, code := connect(ctx, g, stderr, false)
+	if svc == nil {
+		return code
+	}
+	defer svc.Close()
+	in := svc.Info
+	cfg := svc.Config
+	line := func(ok bool, what, detail string) {
+		mark := "ok  "
+		if !ok {
+			mark = "FAIL"
+		}
+		fmt.Fprintf(stdout, "  %s %-16s %s\n", mark, what, detail)
+	}
+	fmt.Fprintln(stdout, "services")
+	if in.MySQLErr != nil {
+		line(false, "MySQL", in.MySQLErr.Error())
+	} else {
+		kind := "MySQL"
+		if in.MariaDB {
+			kind = "MariaDB"
+		}
+		line(true, "MySQL", fmt.Sprintf("%s %s at %s", kind, in.MySQLVersion, services.RedactDSN(cfg.MySQL)))
+	}
+	if in.AMQPErr != nil {
+		line(false, "RabbitMQ", in.AMQPErr.Error())
+	} else {
+		line(true, "RabbitMQ", fmt.Sprintf("%s at %s", in.AMQPVersion, services.RedactURL(cfg.AMQP)))
+	}
+	if in.RedisErr != nil {
+		line(false, "Redis", in.RedisErr.Error())
+	} else {
+		line(true, "Redis", fmt.Sprintf("%s at %s", in.RedisVersion, cfg.Redis))
+	}
+	ns := cfg.Namespace
+	if ns == "" {
+		ns = "(none: the article's names exactly)"
+	}
+	fmt.Fprintf(stdout, "  namespace        %s\n", ns)
+
+	caps := in.Caps()
+	fmt.Fprintln(stdout, "\ncapabilities")
+	notes := map[lab.Capability]string{
+		lab.CapSkipLocked:    "SELECT … FOR UPDATE SKIP LOCKED (MySQL ≥ 8.0.1, MariaDB ≥ 10.6)",
+		lab.CapJSON:          "JSON column type (MariaDB: LONGTEXT with a JSON_VALID check)",
+		lab.CapAMQP:          "RabbitMQ reachable",
+		lab.CapQuorum:        "quorum queues (RabbitMQ ≥ 3.8)",
+		lab.CapStream:        "streams (RabbitMQ ≥ 3.9)",
+		lab.CapManagement:    in.ManagementNote,
+		lab.CapRedis:         "Redis reachable",
+		lab.CapBrokerControl: "restart the broker (--broker-control=rabbitmqctl on a local node)",
+	}
+	var keys []string
+	for c := range notes {
+		keys = append(keys, string(c))
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		c := lab.Capability(k)
+		line(caps[c], k, notes[c])
+	}
+
+	fmt.Fprintln(stdout, "\nlessons")
+	all := true
+	for _, lang := range []string{g.lang} {
+		g.lang = lang
+		ls, err := loadLessons(g)
+		if err != nil {
+			printErr(stderr, err)
+			return 1
+		}
+		var blocked []string
+		for _, l := range ls {
+			var miss []string
+			for _, c := range l.Needs {
+				if !caps[c] {
+					miss = append(miss, string(c))
+				}
+			}
+			if in.MySQLErr != nil && !l.ExplainOnly {
+				miss = append(miss, "mysql")
+			}
+			if len(miss) > 0 {
+				blocked = append(blocked, fmt.Sprintf("%s (needs %s)", l.ID, strings.Join(miss, ", ")))
+			}
+		}
+		if len(blocked) == 0 {
+			fmt.Fprintf(stdout, "  ok   all %d lessons can run\n", len(ls))
+		} else {
+			all = false
+			for _, b := range blocked {
+				fmt.Fprintf(stdout, "  FAIL %s\n", b)
+			}
+		}
+	}
+	if !all || in.MySQLErr != nil {
+		return 1
+	}
+	return 0
+}

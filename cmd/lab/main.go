@@ -1,0 +1,312 @@
+// Command lab is the reliable-messaging lab: an interactive screen, a
+// non-interactive replay for CI, a doctor, and the worker processes lessons
+// start and kill. This file only parses flags and wires packages together.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/labs"
+	"github.com/rmlab/lab/replay"
+	"github.com/rmlab/lab/services"
+	"github.com/rmlab/lab/steps"
+	"github.com/rmlab/lab/ui"
+	"github.com/rmlab/lab/worker"
+)
+
+const usage = `lab — the reliable-messaging lab
+
+usage:
+  lab [flags]                      open the screen at the first lesson (or where you left off)
+  lab open ID [flags]              open the screen at lesson ID
+  lab list [flags]                 list lessons with their numbers and ids
+  lab replay [ID ...|--all|FILE.md] [--json] [--junit FILE] [--transcript FILE] [--lang en|zh]
+                                   run lessons with no terminal; exit 1 if any expectation fails
+  lab doctor [flags]               server versions, capabilities, which lessons can run
+  lab worker KIND [...]            a worker process (lessons start these)
+
+flags (every command):
+  --mysql DSN        MySQL/MariaDB, go-sql-driver form (env LAB_MYSQL_DSN; default root@tcp(127.0.0.1:3306)/)
+  --amqp URL         RabbitMQ (env LAB_AMQP_URL; default amqp://guest:guest@127.0.0.1:5672/)
+  --redis ADDR       Redis (env LAB_REDIS_ADDR; default 127.0.0.1:6379)
+  --namespace NS     add _NS to every database, exchange and queue (env LAB_NAMESPACE)
+  --lessons DIR      load lessons from DIR instead of the built-in ones
+  --lang en|zh       lesson language (default en)
+  --broker-control rabbitmqctl   let lessons restart the local RabbitMQ node
+  --no-docker        never start containers
+`
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+type globals struct {
+	cfg     services.Config
+	lessons string
+	lang    string
+}
+
+func (g *globals) flags(fs *flag.FlagSet) {
+	fs.StringVar(&g.cfg.MySQL, "mysql", "", "MySQL DSN")
+	fs.StringVar(&g.cfg.AMQP, "amqp", "", "AMQP URL")
+	fs.StringVar(&g.cfg.Redis, "redis", "", "Redis address")
+	fs.StringVar(&g.cfg.Namespace, "namespace", "", "namespace suffix")
+	fs.StringVar(&g.cfg.BrokerControl, "broker-control", "", "rabbitmqctl")
+	fs.BoolVar(&g.cfg.NoDocker, "no-docker", false, "never start containers")
+	fs.StringVar(&g.lessons, "lessons", "", "lesson directory")
+	fs.StringVar(&g.lang, "lang", "en", "en or zh")
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	cmd := ""
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "worker":
+		return worker.RunChild(args)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	var g globals
+	fs := flag.NewFlagSet("lab "+cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, usage) }
+	g.flags(fs)
+	jsonOut := fs.Bool("json", false, "replay: print the JSON report on stdout")
+	junit := fs.String("junit", "", "replay: write JUnit XML to FILE")
+	transcript := fs.String("transcript", "", "replay: write a Markdown transcript to FILE")
+	all := fs.Bool("all", false, "replay: every lesson")
+	if err := fs.Parse(interleave(args)); err != nil {
+		return 2
+	}
+	if g.lang != "en" && g.lang != "zh" {
+		fmt.Fprintf(stderr, "lab: --lang %q: use en or zh\n", g.lang)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	switch cmd {
+	case "list":
+		return cmdList(g, fs.Args(), stdout, stderr)
+	case "doctor":
+		return cmdDoctor(ctx, g, stdout, stderr)
+	case "replay":
+		return cmdReplay(ctx, g, fs.Args(), *all, *jsonOut, *junit, *transcript, stdout, stderr)
+	case "", "open":
+		start := ""
+		if cmd == "open" {
+			if fs.NArg() != 1 {
+				fmt.Fprintln(stderr, "lab open: name one lesson id (see `lab list`)")
+				return 2
+			}
+			start = fs.Arg(0)
+		}
+		return cmdScreen(ctx, g, start, stderr)
+	}
+	fmt.Fprintf(stderr, "lab: unknown command %q\n\n%s", cmd, usage)
+	return 2
+}
+
+// interleave lets flags follow positional arguments (lab replay ID --json).
+func interleave(args []string) []string {
+	var flags, pos []string
+	boolFlags := map[string]bool{"json": true, "all": true, "no-docker": true}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			pos = append(pos, args[i+1:]...)
+			break
+		}
+		if strings.HasPrefix(a, "-") && len(a) > 1 {
+			flags = append(flags, a)
+			name := strings.TrimLeft(a, "-")
+			if !strings.Contains(name, "=") && !boolFlags[name] && i+1 < len(args) {
+				flags = append(flags, args[i+1])
+				i++
+			}
+			continue
+		}
+		pos = append(pos, a)
+	}
+	return append(flags, pos...)
+}
+
+func loadLessons(g globals) ([]*lab.Lesson, error) {
+	if g.lessons != "" {
+		return labs.LoadDir(g.lessons, g.lang)
+	}
+	return labs.Builtin(g.lang)
+}
+
+func cmdList(g globals, args []string, stdout, stderr io.Writer) int {
+	ls, err := loadLessons(g)
+	if err != nil {
+		fmt.Fprintln(stderr, "lab:", err)
+		return 1
+	}
+	part := lab.Part("")
+	for _, l := range ls {
+		if l.Part != part {
+			part = l.Part
+			fmt.Fprintf(stdout, "\n%s\n", part)
+		}
+		mark := ""
+		if l.ExplainOnly {
+			mark = "  [explain-only]"
+		}
+		fmt.Fprintf(stdout, "  %2d  %-28s %s%s\n", l.Number, l.ID, l.Title, mark)
+	}
+	return 0
+}
+
+func connect(ctx context.Context, g globals, stderr io.Writer, strict bool) (*services.Services, int) {
+	c, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	svc, err := services.Connect(c, g.cfg, strict)
+	if err != nil {
+		printErr(stderr, err)
+		return nil, 1
+	}
+	for _, s := range svc.Info.Started {
+		fmt.Fprintf(stderr, "lab: started %s with Docker (it stops when the lab exits)\n", s)
+	}
+	return svc, 0
+}
+
+func printErr(w io.Writer, err error) {
+	type joined interface{ Unwrap() []error }
+	var j joined
+	if errors.As(err, &j) {
+		for _, e := range j.Unwrap() {
+			fmt.Fprintf(w, "lab: %v\n", e)
+		}
+		return
+	}
+	fmt.Fprintf(w, "lab: %v\n", err)
+}
+
+func binary() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return os.Args[0]
+	}
+	return exe
+}
+
+func cmdReplay(ctx context.Context, g globals, args []string, all, jsonOut bool, junit, transcript string, stdout, stderr io.Writer) int {
+	var lessons []*lab.Lesson
+	var ids []string
+	for _, a := range args {
+		if strings.HasSuffix(a, ".md") {
+			l, err := labs.LoadFile(a)
+			if err != nil {
+				printErr(stderr, err)
+				return 1
+			}
+			lessons = append(lessons, l)
+		} else {
+			ids = append(ids, a)
+		}
+	}
+	if len(ids) > 0 || all || len(lessons) == 0 {
+		ls, err := loadLessons(g)
+		if err != nil {
+			printErr(stderr, err)
+			return 1
+		}
+		if all || (len(ids) == 0 && len(lessons) == 0) {
+			if !all {
+				fmt.Fprintln(stderr, "lab replay: name lesson ids, a lesson file, or --all")
+				return 2
+			}
+			lessons = append(lessons, ls...)
+		}
+		for _, id := range ids {
+			l := labs.Find(ls, id)
+			if l == nil {
+				fmt.Fprintf(stderr, "lab replay: no lesson %q (see `lab list`)\n", id)
+				return 2
+			}
+			lessons = append(lessons, l)
+		}
+	}
+	svc, code := connect(ctx, g, stderr, true)
+	if svc == nil {
+		return code
+	}
+	defer svc.Close()
+	env := &steps.Env{Svc: svc, Binary: binary(), Replay: true}
+	rep := replay.Run(ctx, env, lessons, replay.Options{
+		Progress: func(line string) { fmt.Fprintln(stderr, line) },
+		Caps:     svc.Info.Caps(),
+	})
+	fmt.Fprintln(stderr, rep.Summary())
+	if jsonOut {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			fmt.Fprintln(stderr, "lab replay:", err)
+			return 1
+		}
+	}
+	for _, out := range []struct {
+		path  string
+		write func(io.Writer) error
+	}{{junit, rep.WriteJUnit}, {transcript, rep.WriteTranscript}} {
+		if out.path == "" {
+			continue
+		}
+		f, err := os.Create(out.path)
+		if err == nil {
+			err = out.write(f)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "lab replay: write %s: %v\n", out.path, err)
+			return 1
+		}
+	}
+	if ctx.Err() != nil {
+		return 130
+	}
+	if rep.Failed > 0 {
+		return 1
+	}
+	return 0
+}
+
+func cmdScreen(ctx context.Context, g globals, start string, stderr io.Writer) int {
+	en, err := loadLessons(g)
+	if err != nil {
+		printErr(stderr, err)
+		return 1
+	}
+	if start != "" && labs.Find(en, start) == nil {
+		fmt.Fprintf(stderr, "lab open: no lesson %q (see `lab list`)\n", start)
+		return 2
+	}
+	svc, code := connect(ctx, g, stderr, true)
+	if svc == nil {
+		return code
+	}
+	defer svc.Close()
+	env := &steps.Env{Svc: svc, Binary: binary()}
+	if err := ui.Run(ctx, ui.Options{Env: env, Lang: g.lang, LessonsDir: g.lessons, Start: start}); err != nil {
+		printErr(stderr, err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,164 @@
+// Package lab holds the domain types of the reliable-messaging lab: lessons,
+// their steps, what a step observed, and the outcome ledger. Every other
+// package (the loader, the step vocabulary, the services, the screen, replay)
+// speaks in these types.
+package lab
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Part groups lessons the way the article does.
+type Part string
+
+const (
+	PartIdempotency Part = "idempotency" // article section 2
+	PartBroker      Part = "broker"      // article section 1
+	PartOutbox      Part = "outbox"      // article sections 3 and 4
+)
+
+// Capability is something a server may or may not offer. A lesson lists what
+// it needs; `lab doctor` reports which lessons a missing capability disables.
+type Capability string
+
+const (
+	CapSkipLocked    Capability = "skip-locked"    // MySQL ≥ 8.0.1, MariaDB ≥ 10.6
+	CapJSON          Capability = "json"           // JSON column type (MariaDB: LONGTEXT alias)
+	CapRedis         Capability = "redis"          // a Redis server answers
+	CapAMQP          Capability = "amqp"           // a RabbitMQ broker answers
+	CapQuorum        Capability = "quorum-queues"  // RabbitMQ ≥ 3.8
+	CapStream        Capability = "streams"        // RabbitMQ ≥ 3.9
+	CapManagement    Capability = "management-api" // unacked counts
+	CapBrokerControl Capability = "broker-control" // the lab may restart the broker
+)
+
+// Lesson is one numbered lesson, in one language, loaded from Markdown.
+type Lesson struct {
+	ID          string       // stable slug, e.g. "idem-first-processing"
+	Number      int          // global number shown in `lab list`
+	Part        Part         // which part of the article it teaches
+	Title       string       // the first H1 of the file
+	Lang        string       // "en" or "zh"
+	File        string       // where it was loaded from, for file:line errors
+	ExplainOnly bool         // nothing runs against a service (e.g. RocketMQ)
+	Needs       []Capability // what the servers must offer
+	Tables      []TableView  // what the live table panel shows
+	Blocks      []Block      // prose and steps, in file order
+}
+
+// TableView is a query the screen polls to show a lesson's table.
+type TableView struct {
+	Title string // e.g. "blog_idempotency_lab.points_account"
+	DB    string // article database name, namespace added at run time
+	Query string
+}
+
+// Steps returns the lesson's steps in order.
+func (l *Lesson) Steps() []*Step {
+	var out []*Step
+	for i := range l.Blocks {
+		if l.Blocks[i].Step != nil {
+			out = append(out, l.Blocks[i].Step)
+		}
+	}
+	return out
+}
+
+// Block is either prose (Markdown source) or an executable step.
+type Block struct {
+	Prose string
+	Step  *Step
+}
+
+// Step is one fenced block whose info string names a step kind.
+type Step struct {
+	Kind  string            // first word of the info string: sql, expect, worker, ...
+	Attrs map[string]string // key=value words after it (value may be "quoted")
+	Body  string            // the block's text
+	File  string
+	Line  int // line of the opening fence, 1-based
+	Index int // position among the lesson's steps, 0-based
+}
+
+// Attr returns an attribute or def when it is absent.
+func (s *Step) Attr(key, def string) string {
+	if v, ok := s.Attrs[key]; ok {
+		return v
+	}
+	return def
+}
+
+// Where is "file:line", for messages about this step.
+func (s *Step) Where() string { return fmt.Sprintf("%s:%d", s.File, s.Line) }
+
+// Result is what running one step observed.
+type Result struct {
+	Kind     string        `json:"kind"`
+	Passed   bool          `json:"passed"`
+	Skipped  bool          `json:"skipped,omitempty"`
+	Observed string        `json:"observed"`       // what came back, as the learner sees it
+	Sent     []string      `json:"sent,omitempty"` // statements or commands sent, as shown
+	Why      string        `json:"why,omitempty"`  // why an expectation failed or a step was skipped
+	Line     int           `json:"line"`
+	Elapsed  time.Duration `json:"-"`
+	Ledger   *Ledger       `json:"ledger,omitempty"`
+	Option   string        `json:"option,omitempty"` // the choice option this run took
+}
+
+// Ledger counts what a variant of a lesson intended and what happened,
+// every figure read from the services at the moment the step ran.
+type Ledger struct {
+	Variant   string `json:"variant"` // "unsafe" or "safe"
+	Label     string `json:"label,omitempty"`
+	Intended  int    `json:"intended"`
+	Committed int    `json:"committed,omitempty"`
+	Published int    `json:"published,omitempty"`
+	Delivered int    `json:"delivered,omitempty"`
+	Applied   int    `json:"applied"`
+	Absorbed  int    `json:"absorbed,omitempty"` // duplicates the safe side turned away
+	Lost      int    `json:"lost"`
+	Twice     int    `json:"duplicated"` // effects applied more than once
+}
+
+// Verdict is the one-word outcome of a ledger.
+func (l Ledger) Verdict() string {
+	switch {
+	case l.Lost > 0 && l.Twice > 0:
+		return "lost and duplicated"
+	case l.Lost > 0:
+		return "lost"
+	case l.Twice > 0:
+		return "duplicated"
+	default:
+		return "applied once"
+	}
+}
+
+// Error is an error a user reads: what failed, where, and how to fix it.
+// Err keeps the detail for the programmer. Messages never contain passwords:
+// callers redact DSNs and URLs before putting them in Where.
+type Error struct {
+	What  string // "cannot connect to MySQL"
+	Where string // "127.0.0.1:3306" or "labs/en/01.md:12"
+	Fix   string // "start it, or pass --mysql DSN"
+	Err   error
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.What)
+	if e.Where != "" {
+		b.WriteString(" (" + e.Where + ")")
+	}
+	if e.Err != nil {
+		b.WriteString(": " + e.Err.Error())
+	}
+	if e.Fix != "" {
+		b.WriteString("\n  fix: " + e.Fix)
+	}
+	return b.String()
+}
+
+func (e *Error) Unwrap() error { return e.Err }

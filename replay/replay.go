@@ -1,0 +1,142 @@
+// Package replay runs lessons with no terminal, each from a clean reset and
+// once per combination of its choices, and reports what it observed as JSON,
+// JUnit XML or a Markdown transcript.
+package replay
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/steps"
+)
+
+// Report is the whole replay, in the shape `lab replay --json` prints.
+type Report struct {
+	Lessons []LessonReport `json:"lessons"`
+	Passed  int            `json:"passed"`
+	Failed  int            `json:"failed"`
+}
+
+// LessonReport is one lesson over all its paths.
+type LessonReport struct {
+	ID          string       `json:"id"`
+	Number      int          `json:"number"`
+	Title       string       `json:"title"`
+	Part        lab.Part     `json:"part"`
+	Passed      bool         `json:"passed"`
+	ExplainOnly bool         `json:"explain_only,omitempty"`
+	DurationMS  int64        `json:"duration_ms"`
+	Why         string       `json:"why,omitempty"`
+	Steps       []lab.Result `json:"steps"`
+	Ledgers     []lab.Ledger `json:"ledgers,omitempty"`
+	File        string       `json:"-"`
+}
+
+// Options steer a replay.
+type Options struct {
+	// Progress, when set, gets one line per lesson (stderr in the CLI).
+	Progress func(line string)
+	// StepTimeout bounds every step (a stuck worker never hangs CI).
+	StepTimeout time.Duration
+	// Caps are the capabilities the servers offer; a lesson needing a missing
+	// one fails with the reason instead of running.
+	Caps map[lab.Capability]bool
+}
+
+// Run replays lessons in order.
+func Run(ctx context.Context, env *steps.Env, lessons []*lab.Lesson, opt Options) Report {
+	var rep Report
+	for _, l := range lessons {
+		lr := Lesson(ctx, env, l, opt)
+		rep.Lessons = append(rep.Lessons, lr)
+		if lr.Passed {
+			rep.Passed++
+		} else {
+			rep.Failed++
+		}
+		if opt.Progress != nil {
+			verdict := "PASS"
+			if !lr.Passed {
+				verdict = "FAIL"
+			}
+			line := fmt.Sprintf("%s %2d %-28s %6.1fs", verdict, l.Number, l.ID, float64(lr.DurationMS)/1000)
+			if lr.ExplainOnly {
+				line += "  (explain-only)"
+			}
+			if lr.Why != "" {
+				line += "  " + lr.Why
+			}
+			opt.Progress(line)
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return rep
+}
+
+// Lesson replays one lesson along every path of its choices.
+func Lesson(ctx context.Context, env *steps.Env, l *lab.Lesson, opt Options) LessonReport {
+	start := time.Now()
+	lr := LessonReport{ID: l.ID, Number: l.Number, Title: l.Title, Part: l.Part, ExplainOnly: l.ExplainOnly, Passed: true, File: l.File}
+	defer func() { lr.DurationMS = time.Since(start).Milliseconds() }()
+	for _, c := range l.Needs {
+		if opt.Caps != nil && !opt.Caps[c] {
+			lr.Passed = false
+			lr.Why = fmt.Sprintf("needs %s, which the servers do not offer (see `lab doctor`)", c)
+			return lr
+		}
+	}
+	timeout := opt.StepTimeout
+	if timeout == 0 {
+		timeout = 90 * time.Second
+	}
+	for _, path := range steps.Paths(l) {
+		r := steps.NewRun(env, l, path)
+		for _, s := range l.Steps() {
+			c, cancel := context.WithTimeout(ctx, timeout)
+			res := r.Step(c, s)
+			cancel()
+			if res.Skipped {
+				continue
+			}
+			lr.Steps = append(lr.Steps, res)
+			if !res.Passed {
+				lr.Passed = false
+				if lr.Why == "" {
+					lr.Why = fmt.Sprintf("%s:%d %s: %s", l.File, s.Line, s.Kind, res.Why)
+					if res.Option != "" {
+						lr.Why += " [" + res.Option + "]"
+					}
+				}
+				break
+			}
+		}
+		lr.Ledgers = append(lr.Ledgers, r.Ledgers...)
+		r.Close()
+		if ctx.Err() != nil {
+			lr.Passed = false
+			lr.Why = "interrupted"
+			break
+		}
+	}
+	return lr
+}
+
+// Summary is the last line a person reads.
+func (r Report) Summary() string {
+	var failed []string
+	for _, l := range r.Lessons {
+		if !l.Passed {
+			failed = append(failed, l.ID)
+		}
+	}
+	s := fmt.Sprintf("%d passed, %d failed", r.Passed, r.Failed)
+	if len(failed) > 0 {
+		s += " (" + strings.Join(failed, ", ") + ")"
+	}
+	return s
+}

@@ -1,0 +1,56 @@
+package services
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	lab "github.com/rmlab/lab"
+)
+
+// MarkTable is created inside every database the lab creates. The lab drops
+// a database only when it carries this mark, so a learner's or a colleague's
+// database that happens to share a lab name is never touched.
+const MarkTable = "lab_created_by_reliable_messaging_lab"
+
+// DropOwned drops database name (already namespaced) if it exists and carries
+// the lab's mark. A database of that name without the mark is refused with a
+// clear error and nothing is dropped.
+func DropOwned(ctx context.Context, db *sql.DB, name string) error {
+	var n int
+	if err := db.QueryRowContext(ctx,
+		"SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", name).Scan(&n); err != nil {
+		return fmt.Errorf("look up database %s: %w", name, err)
+	}
+	if n == 0 {
+		return nil
+	}
+	if err := db.QueryRowContext(ctx,
+		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?", name, MarkTable).Scan(&n); err != nil {
+		return fmt.Errorf("look for the lab's mark in %s: %w", name, err)
+	}
+	if n == 0 {
+		return &lab.Error{
+			What:  fmt.Sprintf("database %s exists but was not created by the lab; nothing was dropped", name),
+			Where: "MySQL",
+			Fix:   "use another namespace (--namespace NAME gives " + name + "_NAME), or drop or rename that database yourself if it is disposable",
+		}
+	}
+	if _, err := db.ExecContext(ctx, "DROP DATABASE `"+name+"`"); err != nil {
+		return fmt.Errorf("drop database %s: %w", name, err)
+	}
+	return nil
+}
+
+// Mark records that the lab created database name.
+func Mark(ctx context.Context, db *sql.DB, name string) error {
+	_, err := db.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS `"+name+"`.`"+MarkTable+
+		"` (created_at DATETIME(6) NOT NULL) ENGINE=InnoDB COMMENT='the reliable-messaging lab created this database and may drop it'")
+	if err == nil {
+		_, err = db.ExecContext(ctx, "INSERT INTO `"+name+"`.`"+MarkTable+"` VALUES (NOW(6))")
+	}
+	if err != nil {
+		return fmt.Errorf("mark database %s as the lab's: %w", name, err)
+	}
+	return nil
+}

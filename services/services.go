@@ -1,0 +1,283 @@
+package services
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	gomysql "github.com/go-sql-driver/mysql"
+	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/redis/go-redis/v9"
+	lab "github.com/rmlab/lab"
+)
+
+// Services are the connections a lab run uses. MySQL is a pool without a
+// default database; lessons open sessions on the database they name.
+type Services struct {
+	Config Config
+	Names  Names
+	MySQL  *sql.DB
+	Redis  *redis.Client
+	// AMQP is dialled per use (each worker and step has its own connection);
+	// Services keeps only a probe result.
+	Info Info
+
+	containers []func()
+}
+
+// Info is what `lab doctor` reports.
+type Info struct {
+	MySQLVersion   string
+	MariaDB        bool
+	SkipLocked     bool
+	JSONType       bool
+	AMQPVersion    string
+	Management     bool
+	RedisVersion   string
+	Started        []string // services the lab started in containers
+	BrokerControl  bool
+	MySQLErr       error
+	AMQPErr        error
+	RedisErr       error
+	ManagementNote string
+}
+
+// Caps lists capabilities that are present.
+func (i Info) Caps() map[lab.Capability]bool {
+	c := map[lab.Capability]bool{}
+	if i.MySQLErr == nil {
+		c[lab.CapSkipLocked] = i.SkipLocked
+		c[lab.CapJSON] = i.JSONType
+	}
+	if i.AMQPErr == nil {
+		c[lab.CapAMQP] = true
+		maj, min := versionMajorMinor(i.AMQPVersion)
+		c[lab.CapQuorum] = maj > 3 || (maj == 3 && min >= 8)
+		c[lab.CapStream] = maj > 3 || (maj == 3 && min >= 9)
+		c[lab.CapManagement] = i.Management
+		c[lab.CapBrokerControl] = i.BrokerControl
+	}
+	c[lab.CapRedis] = i.RedisErr == nil
+	return c
+}
+
+// Connect resolves every service. With need=false for a service, a failure is
+// recorded in Info instead of returned (doctor wants to report all three).
+// The whole call is bounded so an unreachable service fails within seconds.
+func Connect(ctx context.Context, cfg Config, strict bool) (*Services, error) {
+	cfg = cfg.FromEnv()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Services{Config: cfg, Names: Names{NS: cfg.Namespace}}
+	type res struct {
+		kind string
+		err  error
+	}
+	// Probe the three in parallel: three unreachable services still fail fast.
+	ch := make(chan res, 3)
+	go func() { ch <- res{"mysql", s.connectMySQL(ctx)} }()
+	go func() { ch <- res{"amqp", s.probeAMQP(ctx)} }()
+	go func() { ch <- res{"redis", s.connectRedis(ctx)} }()
+	var errs []error
+	for i := 0; i < 3; i++ {
+		r := <-ch
+		if r.err != nil {
+			errs = append(errs, r.err)
+		}
+	}
+	if len(errs) > 0 && dockerAnswers(ctx) && !cfg.NoDocker {
+		errs = s.startContainers(ctx, errs)
+	}
+	if strict && len(errs) > 0 {
+		s.Close()
+		return nil, errors.Join(errs...)
+	}
+	return s, nil
+}
+
+func (s *Services) connectMySQL(ctx context.Context) error {
+	cfg, _ := gomysql.ParseDSN(s.Config.MySQL)
+	where := cfg.Addr
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 3 * time.Second
+	}
+	cfg.ParseTime = true
+	cfg.MultiStatements = false
+	cfg.InterpolateParams = false
+	db, err := sql.Open("mysql", cfg.FormatDSN())
+	if err == nil {
+		c, cancel := context.WithTimeout(ctx, 4*time.Second)
+		defer cancel()
+		err = db.PingContext(c)
+		if err == nil {
+			err = s.readMySQLInfo(c, db)
+		}
+	}
+	if err != nil {
+		if db != nil {
+			db.Close()
+		}
+		s.Info.MySQLErr = &lab.Error{What: "cannot reach MySQL/MariaDB", Where: where + " as " + RedactDSN(s.Config.MySQL), Err: err,
+			Fix: "start it (on Debian: start-stop-daemon --start --background --exec /usr/sbin/mariadbd), " +
+				"pass another server with --mysql DSN or LAB_MYSQL_DSN, or run `docker compose up -d` in the lab's folder"}
+		return s.Info.MySQLErr
+	}
+	db.SetMaxOpenConns(32)
+	s.MySQL = db
+	return nil
+}
+
+func (s *Services) readMySQLInfo(ctx context.Context, db *sql.DB) error {
+	var v string
+	if err := db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&v); err != nil {
+		return err
+	}
+	s.Info.MySQLVersion = v
+	s.Info.MariaDB = strings.Contains(strings.ToLower(v), "mariadb")
+	maj, min := versionMajorMinor(v)
+	patch := versionPatch(v)
+	if s.Info.MariaDB {
+		// MariaDB: SKIP LOCKED since 10.6; JSON is an alias of LONGTEXT with a
+		// JSON_VALID check, which is enough for the article's payload column.
+		s.Info.SkipLocked = maj > 10 || (maj == 10 && min >= 6)
+		s.Info.JSONType = maj > 10 || (maj == 10 && min >= 2)
+	} else {
+		s.Info.SkipLocked = maj > 8 || (maj == 8 && (min > 0 || patch >= 1))
+		s.Info.JSONType = maj > 5 || (maj == 5 && min >= 7)
+	}
+	return nil
+}
+
+func (s *Services) probeAMQP(ctx context.Context) error {
+	u, _ := url.Parse(s.Config.AMQP)
+	conn, err := DialAMQP(ctx, s.Config.AMQP)
+	if err != nil {
+		s.Info.AMQPErr = &lab.Error{What: "cannot reach RabbitMQ", Where: RedactURL(s.Config.AMQP), Err: err,
+			Fix: "start it (rabbitmq-server -detached), pass another broker with --amqp URL or LAB_AMQP_URL, or run `docker compose up -d`"}
+		return s.Info.AMQPErr
+	}
+	if v, ok := conn.Properties["version"].(string); ok {
+		s.Info.AMQPVersion = v
+	}
+	conn.Close()
+	s.Info.Management, s.Info.ManagementNote = managementAnswers(ctx, u)
+	s.Info.BrokerControl = s.Config.BrokerControl == "rabbitmqctl" && isLocal(u.Hostname())
+	return nil
+}
+
+// DialAMQP dials with a bounded handshake, so an unreachable or silent
+// broker fails in seconds instead of the library's default.
+func DialAMQP(ctx context.Context, rawURL string) (*amqp.Connection, error) {
+	deadline := 4 * time.Second
+	if d, ok := ctx.Deadline(); ok && time.Until(d) < deadline {
+		deadline = time.Until(d)
+	}
+	return amqp.DialConfig(rawURL, amqp.Config{
+		Heartbeat: 10 * time.Second,
+		Locale:    "en_US",
+		Dial: func(network, addr string) (net.Conn, error) {
+			c, err := net.DialTimeout(network, addr, deadline)
+			if err != nil {
+				return nil, err
+			}
+			_ = c.SetDeadline(time.Now().Add(deadline))
+			return &clearDeadline{Conn: c}, nil
+		},
+	})
+}
+
+// clearDeadline removes the handshake deadline on the first write after the
+// handshake; amqp091 resets deadlines itself for heartbeats, so a deadline
+// left set would kill a healthy connection.
+type clearDeadline struct {
+	net.Conn
+	n int
+}
+
+func (c *clearDeadline) Write(b []byte) (int, error) {
+	c.n++
+	if c.n > 4 {
+		_ = c.Conn.SetDeadline(time.Time{})
+	}
+	return c.Conn.Write(b)
+}
+
+func managementAnswers(ctx context.Context, u *url.URL) (bool, string) {
+	host := u.Hostname()
+	mu := &url.URL{Scheme: "http", Host: net.JoinHostPort(host, "15672"), Path: "/api/overview"}
+	c, cancel := context.WithTimeout(ctx, 1500*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(c, http.MethodGet, mu.String(), nil)
+	user, pass := "guest", "guest"
+	if u.User != nil {
+		user = u.User.Username()
+		pass, _ = u.User.Password()
+	}
+	req.SetBasicAuth(user, pass)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false, "management API not answering on " + mu.Host + " (queue counts fall back to passive declares)"
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		return false, fmt.Sprintf("management API answered %d", resp.StatusCode)
+	}
+	return true, "management API at " + mu.Host
+}
+
+func isLocal(h string) bool {
+	return h == "localhost" || strings.HasPrefix(h, "127.") || h == "::1"
+}
+
+func (s *Services) connectRedis(ctx context.Context) error {
+	cl := redis.NewClient(&redis.Options{Addr: s.Config.Redis, DialTimeout: 3 * time.Second,
+		ReadTimeout: 3 * time.Second, WriteTimeout: 3 * time.Second, MaxRetries: -1})
+	c, cancel := context.WithTimeout(ctx, 4*time.Second)
+	defer cancel()
+	info, err := cl.Info(c, "server").Result()
+	if err != nil {
+		cl.Close()
+		s.Info.RedisErr = &lab.Error{What: "cannot reach Redis", Where: s.Config.Redis, Err: err,
+			Fix: "start it (redis-server --daemonize yes --port 6379), pass another with --redis ADDR or LAB_REDIS_ADDR, or run `docker compose up -d`"}
+		return s.Info.RedisErr
+	}
+	for _, l := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "redis_version:"); ok {
+			s.Info.RedisVersion = v
+		}
+	}
+	s.Redis = cl
+	return nil
+}
+
+// Close releases connections and stops containers the lab started.
+func (s *Services) Close() {
+	if s.MySQL != nil {
+		s.MySQL.Close()
+	}
+	if s.Redis != nil {
+		s.Redis.Close()
+	}
+	for _, stop := range s.containers {
+		stop()
+	}
+}
+
+func versionMajorMinor(v string) (int, int) {
+	var maj, min int
+	fmt.Sscanf(v, "%d.%d", &maj, &min)
+	return maj, min
+}
+
+func versionPatch(v string) int {
+	var a, b, c int
+	fmt.Sscanf(v, "%d.%d.%d", &a, &b, &c)
+	return c
+}

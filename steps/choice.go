@@ -1,0 +1,141 @@
+package steps
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	lab "github.com/rmlab/lab"
+)
+
+func init() {
+	Register("choice", choiceKind{})
+	Register("sleep", sleepKind{})
+}
+
+// Option is one answer of a choice step.
+type Option struct {
+	Name string // used in when=CHOICE:NAME and ${CHOICE}
+	Text string // what the learner reads
+}
+
+// Options parses a choice step's body: one "name: description" per line.
+func Options(s *lab.Step) []Option {
+	var out []Option
+	for _, line := range strings.Split(s.Body, "\n") {
+		line = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "-"))
+		if line == "" {
+			continue
+		}
+		n, t, _ := strings.Cut(line, ":")
+		out = append(out, Option{Name: strings.TrimSpace(n), Text: strings.TrimSpace(t)})
+	}
+	return out
+}
+
+// Choices lists each choice step of a lesson with its options, in order.
+func Choices(l *lab.Lesson) map[string][]Option {
+	out := map[string][]Option{}
+	for _, s := range l.Steps() {
+		if s.Kind == "choice" {
+			out[s.Attrs["name"]] = Options(s)
+		}
+	}
+	return out
+}
+
+// Paths is every combination of options replay runs, each from the reset.
+func Paths(l *lab.Lesson) []map[string]string {
+	paths := []map[string]string{{}}
+	for _, s := range l.Steps() {
+		if s.Kind != "choice" {
+			continue
+		}
+		var next []map[string]string
+		for _, p := range paths {
+			for _, o := range Options(s) {
+				q := map[string]string{}
+				for k, v := range p {
+					q[k] = v
+				}
+				q[s.Attrs["name"]] = o.Name
+				next = append(next, q)
+			}
+		}
+		paths = next
+	}
+	return paths
+}
+
+// choiceKind asks the learner to pick an option (where to kill, which
+// confirm to drop). Later steps use when=NAME:OPTION and ${NAME}.
+//
+//	```choice name=kill-at prompt="Where does the consumer die?"
+//	between: after the mark commits, before the points
+//	after: after both commits
+//	```
+type choiceKind struct{}
+
+func (choiceKind) Check(s *lab.Step) error {
+	if err := CheckAttrs(s, "name", "prompt"); err != nil {
+		return err
+	}
+	if err := Require(s, "name"); err != nil {
+		return err
+	}
+	opts := Options(s)
+	if len(opts) < 2 {
+		return fmt.Errorf("%s: choice %s needs at least two options, one per line as name: description", s.Where(), s.Attrs["name"])
+	}
+	seen := map[string]bool{}
+	for _, o := range opts {
+		if o.Name == "" || strings.ContainsAny(o.Name, " ,:") || seen[o.Name] {
+			return fmt.Errorf("%s: choice option %q: names are single words, unique", s.Where(), o.Name)
+		}
+		seen[o.Name] = true
+	}
+	return nil
+}
+
+func (choiceKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
+	name := s.Attrs["name"]
+	taken, ok := r.Choices[name]
+	if !ok {
+		return fail("choice %s: no option chosen", name)
+	}
+	for _, o := range Options(s) {
+		if o.Name == taken {
+			return lab.Result{Passed: true, Observed: fmt.Sprintf("%s → %s: %s", name, o.Name, o.Text)}
+		}
+	}
+	return fail("choice %s: %q is not one of its options", name, taken)
+}
+
+// sleepKind waits real time, e.g. for a lease to expire.
+//
+//	```sleep for=${lease:30}s
+//	```
+type sleepKind struct{}
+
+func (sleepKind) Check(s *lab.Step) error {
+	if err := CheckAttrs(s, "for"); err != nil {
+		return err
+	}
+	return Require(s, "for")
+}
+
+func (sleepKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
+	d, err := Timeout(s, "for", 0)
+	if err != nil {
+		return fail("%v", err)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+		return fail("interrupted")
+	}
+	return lab.Result{Passed: true, Observed: fmt.Sprintf("waited %s", d)}
+}

@@ -1,0 +1,271 @@
+package steps
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	lab "github.com/rmlab/lab"
+)
+
+func init() { Register("expect", expectKind{}) }
+
+// Verb checks one expectation line against an outcome. arg is the rest of
+// the line after the verb.
+type Verb func(r *Run, o *Outcome, arg string) error
+
+var (
+	verbsMu sync.RWMutex
+	verbs   = map[string]Verb{
+		"ok":       verbOK,
+		"error":    verbError,
+		"affected": verbAffected,
+		"rows":     verbRows,
+		"value":    verbValue,
+		"row":      nil, // handled in order by expectKind
+		"waiting":  verbWaiting,
+		"elapsed":  verbElapsed,
+		"fact":     verbFact,
+		"contains": verbContains,
+	}
+)
+
+// RegisterVerb adds an expectation verb (the broker part adds confirm,
+// returned, redelivered and queue counts this way).
+func RegisterVerb(name string, v Verb) {
+	verbsMu.Lock()
+	defer verbsMu.Unlock()
+	verbs[name] = v
+}
+
+// expectKind checks the last outcome, or the last of of="sql B".
+//
+//	```expect
+//	error 1062
+//	```
+//
+// One expectation per line: ok | error CODE | affected N | rows N |
+// value V | row V1 | V2 ... (the i-th row line matches the i-th row) |
+// waiting | elapsed >= 1s | elapsed < 5s | fact KEY VALUE | contains TEXT.
+type expectKind struct{}
+
+func (expectKind) Check(s *lab.Step) error {
+	if err := CheckAttrs(s, "of"); err != nil {
+		return err
+	}
+	n := 0
+	for i, line := range strings.Split(s.Body, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		n++
+		verb, _, _ := strings.Cut(line, " ")
+		verbsMu.RLock()
+		_, ok := verbs[verb]
+		verbsMu.RUnlock()
+		if !ok {
+			return fmt.Errorf("%s:%d: unknown expectation %q (known: %s)", s.File, s.Line+1+i, verb, strings.Join(VerbNames(), ", "))
+		}
+	}
+	if n == 0 {
+		return fmt.Errorf("%s: expect step has no expectation", s.Where())
+	}
+	return nil
+}
+
+// VerbNames lists expectation verbs.
+func VerbNames() []string {
+	verbsMu.RLock()
+	defer verbsMu.RUnlock()
+	var out []string
+	for k := range verbs {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (expectKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
+	o := r.Last(s.Attrs["of"])
+	if o == nil {
+		return fail("nothing to check yet (of=%q)", s.Attrs["of"])
+	}
+	// A blocked statement may have finished since: refresh it.
+	if o.Pending {
+		if sess := r.sessionFor(o.Source); sess != nil && !sess.Waiting() && sess.pending != nil {
+			o = sess.Await(0)
+			r.SetOutcome(o)
+		} else if sess != nil {
+			o = &Outcome{Source: o.Source, Stmt: o.Stmt, Pending: true, Elapsed: time.Since(sess.pending.start)}
+		}
+	}
+	res := lab.Result{Passed: true}
+	var lines []string
+	rowIdx := 0
+	for _, line := range strings.Split(s.Body, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		verb, arg, _ := strings.Cut(line, " ")
+		arg = strings.TrimSpace(arg)
+		var err error
+		if verb == "row" {
+			err = checkRow(o, rowIdx, arg)
+			rowIdx++
+		} else {
+			verbsMu.RLock()
+			v := verbs[verb]
+			verbsMu.RUnlock()
+			err = v(r, o, arg)
+		}
+		if err != nil {
+			res.Passed = false
+			lines = append(lines, "✗ "+line+": "+err.Error())
+			if res.Why == "" {
+				res.Why = line + ": " + err.Error()
+			}
+		} else {
+			lines = append(lines, "✓ "+line)
+		}
+	}
+	res.Observed = strings.Join(lines, "\n")
+	return res
+}
+
+func (r *Run) sessionFor(source string) *Session {
+	name, ok := strings.CutPrefix(source, "sql ")
+	if !ok {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.sessions[name]
+}
+
+func verbOK(_ *Run, o *Outcome, _ string) error {
+	if o.Pending {
+		return fmt.Errorf("still waiting")
+	}
+	if o.ErrCode != "" {
+		return fmt.Errorf("got %s", o.ErrText)
+	}
+	return nil
+}
+
+func verbError(_ *Run, o *Outcome, arg string) error {
+	if o.Pending {
+		return fmt.Errorf("still waiting, no error yet")
+	}
+	if o.ErrCode != arg {
+		if o.ErrCode == "" {
+			return fmt.Errorf("no error")
+		}
+		return fmt.Errorf("got %s", o.ErrText)
+	}
+	return nil
+}
+
+func verbAffected(_ *Run, o *Outcome, arg string) error {
+	n, err := strconv.ParseInt(arg, 10, 64)
+	if err != nil {
+		return fmt.Errorf("affected wants a number")
+	}
+	if o.ErrCode != "" || o.Pending {
+		return fmt.Errorf("the statement did not complete: %s", o.Text())
+	}
+	if o.Affected != n {
+		return fmt.Errorf("%d rows affected", o.Affected)
+	}
+	return nil
+}
+
+func verbRows(_ *Run, o *Outcome, arg string) error {
+	n, err := strconv.Atoi(arg)
+	if err != nil {
+		return fmt.Errorf("rows wants a number")
+	}
+	if len(o.Rows) != n {
+		return fmt.Errorf("%d rows", len(o.Rows))
+	}
+	return nil
+}
+
+func verbValue(_ *Run, o *Outcome, arg string) error {
+	if len(o.Rows) == 0 || len(o.Rows[0]) == 0 {
+		return fmt.Errorf("no rows")
+	}
+	if o.Rows[0][0] != arg {
+		return fmt.Errorf("value is %s", o.Rows[0][0])
+	}
+	return nil
+}
+
+func checkRow(o *Outcome, i int, arg string) error {
+	if i >= len(o.Rows) {
+		return fmt.Errorf("only %d rows", len(o.Rows))
+	}
+	want := strings.Split(arg, "|")
+	got := o.Rows[i]
+	if len(want) != len(got) {
+		return fmt.Errorf("row has %d columns: %s", len(got), strings.Join(got, " | "))
+	}
+	for j := range want {
+		if strings.TrimSpace(want[j]) != got[j] {
+			return fmt.Errorf("row is %s", strings.Join(got, " | "))
+		}
+	}
+	return nil
+}
+
+func verbWaiting(_ *Run, o *Outcome, _ string) error {
+	if !o.Pending {
+		return fmt.Errorf("not waiting: %s", o.Text())
+	}
+	return nil
+}
+
+func verbElapsed(_ *Run, o *Outcome, arg string) error {
+	op, ds, ok := strings.Cut(arg, " ")
+	d, err := time.ParseDuration(strings.TrimSpace(ds))
+	if !ok || err != nil {
+		return fmt.Errorf("write elapsed >= 1s or elapsed < 5s")
+	}
+	switch op {
+	case ">=", ">":
+		if o.Elapsed < d {
+			return fmt.Errorf("elapsed %s", o.Elapsed.Round(time.Millisecond))
+		}
+	case "<", "<=":
+		if o.Elapsed > d {
+			return fmt.Errorf("elapsed %s", o.Elapsed.Round(time.Millisecond))
+		}
+	default:
+		return fmt.Errorf("unknown comparison %q", op)
+	}
+	return nil
+}
+
+func verbFact(_ *Run, o *Outcome, arg string) error {
+	k, v, _ := strings.Cut(arg, " ")
+	got, ok := o.Extra[k]
+	if !ok {
+		return fmt.Errorf("no fact %q", k)
+	}
+	if got != strings.TrimSpace(v) {
+		return fmt.Errorf("%s is %s", k, got)
+	}
+	return nil
+}
+
+func verbContains(_ *Run, o *Outcome, arg string) error {
+	if !strings.Contains(o.Text(), arg) {
+		return fmt.Errorf("not in %q", o.Text())
+	}
+	return nil
+}

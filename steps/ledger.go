@@ -1,0 +1,199 @@
+package steps
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	lab "github.com/rmlab/lab"
+)
+
+func init() { Register("ledger", ledgerKind{}) }
+
+// Source reads one figure for a ledger line ("broker: ..." and the like).
+type Source func(ctx context.Context, r *Run, s *lab.Step, expr string) (int, error)
+
+var (
+	sourcesMu sync.RWMutex
+	sources   = map[string]Source{"redis": redisSource}
+)
+
+// RegisterSource adds a ledger source prefix, e.g. "broker".
+func RegisterSource(prefix string, src Source) {
+	sourcesMu.Lock()
+	defer sourcesMu.Unlock()
+	sources[prefix] = src
+}
+
+var ledgerFields = []string{"intended", "committed", "published", "delivered", "applied", "absorbed", "lost", "duplicated"}
+
+// ledgerKind counts, from queries made at that moment, what a variant
+// intended and what happened.
+//
+//	```ledger variant=unsafe label="dedup by message id" expect=duplicated
+//	intended: 1
+//	applied: SELECT points DIV 10 FROM points_account WHERE user_id=7
+//	```
+//
+// Each line is FIELD: NUMBER, FIELD: SELECT ... (first column of the first
+// row, on db=), or FIELD: PREFIX: EXPR for a registered source (redis: GET
+// lab:x). lost and duplicated default to intended−applied and
+// applied−intended. expect= names the verdict the lesson shows: lost,
+// duplicated, "applied once".
+type ledgerKind struct{}
+
+func (ledgerKind) Check(s *lab.Step) error {
+	if err := CheckAttrs(s, "variant", "expect", "db"); err != nil {
+		return err
+	}
+	switch s.Attrs["variant"] {
+	case "unsafe", "safe":
+	default:
+		return fmt.Errorf("%s: ledger needs variant=unsafe or variant=safe", s.Where())
+	}
+	switch s.Attrs["expect"] {
+	case "", "lost", "duplicated", "applied once", "lost and duplicated":
+	default:
+		return fmt.Errorf("%s: ledger expect=%q: use lost, duplicated or \"applied once\"", s.Where(), s.Attrs["expect"])
+	}
+	seen := map[string]bool{}
+	for i, line := range strings.Split(s.Body, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f, _, ok := strings.Cut(line, ":")
+		if !ok || !contains(ledgerFields, f) {
+			return fmt.Errorf("%s:%d: ledger line %q: write FIELD: value, FIELD one of %s", s.File, s.Line+1+i, line, strings.Join(ledgerFields, ", "))
+		}
+		seen[f] = true
+	}
+	if !seen["intended"] || !seen["applied"] {
+		return fmt.Errorf("%s: ledger needs at least intended: and applied:", s.Where())
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func (ledgerKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
+	l := &lab.Ledger{Variant: s.Attrs["variant"], Label: s.Attrs["label"]}
+	got := map[string]int{}
+	res := lab.Result{Passed: true}
+	for _, line := range strings.Split(s.Body, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f, expr, _ := strings.Cut(line, ":")
+		expr = strings.TrimSpace(expr)
+		n, sent, err := r.figure(ctx, s, expr)
+		if err != nil {
+			return fail("ledger %s: %v", f, err)
+		}
+		if sent != "" {
+			res.Sent = append(res.Sent, sent)
+		}
+		got[f] = n
+	}
+	l.Intended, l.Applied = got["intended"], got["applied"]
+	l.Committed, l.Published, l.Delivered, l.Absorbed = got["committed"], got["published"], got["delivered"], got["absorbed"]
+	if v, ok := got["lost"]; ok {
+		l.Lost = v
+	} else if l.Intended > l.Applied {
+		l.Lost = l.Intended - l.Applied
+	}
+	if v, ok := got["duplicated"]; ok {
+		l.Twice = v
+	} else if l.Applied > l.Intended {
+		l.Twice = l.Applied - l.Intended
+	}
+	res.Ledger = l
+	res.Observed = LedgerText(*l)
+	if want := s.Attrs["expect"]; want != "" && l.Verdict() != want {
+		res.Passed = false
+		res.Why = fmt.Sprintf("the %s variant was expected to end %q but ended %q", l.Variant, want, l.Verdict())
+	}
+	return res
+}
+
+// LedgerText is the one-line form used by replay and the transcript.
+func LedgerText(l lab.Ledger) string {
+	s := fmt.Sprintf("%s", l.Variant)
+	if l.Label != "" {
+		s += " (" + l.Label + ")"
+	}
+	s += fmt.Sprintf(": intended %d", l.Intended)
+	for _, p := range []struct {
+		k string
+		v int
+	}{{"committed", l.Committed}, {"published", l.Published}, {"delivered", l.Delivered}} {
+		if p.v > 0 {
+			s += fmt.Sprintf(", %s %d", p.k, p.v)
+		}
+	}
+	s += fmt.Sprintf(", applied %d", l.Applied)
+	if l.Absorbed > 0 {
+		s += fmt.Sprintf(", duplicates absorbed %d", l.Absorbed)
+	}
+	s += fmt.Sprintf(", lost %d, duplicated %d → %s", l.Lost, l.Twice, l.Verdict())
+	return s
+}
+
+// figure evaluates one ledger expression and returns what was sent.
+func (r *Run) figure(ctx context.Context, s *lab.Step, expr string) (int, string, error) {
+	if n, err := strconv.Atoi(expr); err == nil {
+		return n, "", nil
+	}
+	if isQuery(expr) {
+		stmt := r.Env.Svc.Names.SQL(expr)
+		c, err := r.Env.Svc.MySQL.Conn(ctx)
+		if err != nil {
+			return 0, stmt, err
+		}
+		defer c.Close()
+		if db := r.DB(s); db != "" {
+			if _, err := c.ExecContext(ctx, "USE `"+db+"`"); err != nil {
+				return 0, stmt, err
+			}
+		}
+		var v *int64
+		if err := c.QueryRowContext(ctx, stmt).Scan(&v); err != nil {
+			return 0, stmt, fmt.Errorf("%s: %w", stmt, err)
+		}
+		if v == nil {
+			return 0, stmt, nil
+		}
+		return int(*v), stmt, nil
+	}
+	prefix, rest, ok := strings.Cut(expr, ":")
+	if ok {
+		sourcesMu.RLock()
+		src := sources[strings.TrimSpace(prefix)]
+		sourcesMu.RUnlock()
+		if src != nil {
+			n, err := src(ctx, r, s, strings.TrimSpace(rest))
+			return n, expr, err
+		}
+	}
+	return 0, "", fmt.Errorf("cannot read %q: write a number, a SELECT, or a source prefix (%s)", expr, strings.Join(sourceNames(), ", "))
+}
+
+func sourceNames() []string {
+	sourcesMu.RLock()
+	defer sourcesMu.RUnlock()
+	var out []string
+	for k := range sources {
+		out = append(out, k+":")
+	}
+	return out
+}

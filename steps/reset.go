@@ -1,0 +1,138 @@
+package steps
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/services"
+	labsql "github.com/rmlab/lab/sql"
+)
+
+func init() { Register("reset", resetKind{}) }
+
+// ResetHook clears what one part of the lab created (the broker part
+// deletes its queues this way). It returns lines for the transcript.
+type ResetHook func(ctx context.Context, r *Run, s *lab.Step) ([]string, error)
+
+var (
+	hooksMu sync.Mutex
+	hooks   []ResetHook
+)
+
+// RegisterResetHook adds a hook every reset step runs.
+func RegisterResetHook(h ResetHook) {
+	hooksMu.Lock()
+	defer hooksMu.Unlock()
+	hooks = append(hooks, h)
+}
+
+// resetKind puts the lesson's world back to the article's starting point:
+// workers killed, sessions rolled back, the named databases dropped (only if
+// the lab created them) and recreated from sql/, Redis keys with the lab's
+// prefix deleted, and whatever registered hooks clear.
+//
+//	```reset db=blog_idempotency_lab[,blog_outbox_lab] [redis=lab:*]
+//	```
+type resetKind struct{}
+
+func (resetKind) Check(s *lab.Step) error {
+	if err := CheckAttrs(s, "db", "redis", "queues", "exchanges"); err != nil {
+		return err
+	}
+	for _, db := range splitList(s.Attrs["db"]) {
+		if labsql.Schema(db) == "" {
+			return fmt.Errorf("%s: reset db=%s: the lab knows blog_idempotency_lab and blog_outbox_lab", s.Where(), db)
+		}
+	}
+	return nil
+}
+
+func splitList(v string) []string {
+	var out []string
+	for _, x := range strings.Split(v, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func (resetKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
+	r.Close()
+	res := lab.Result{Passed: true}
+	var obs []string
+	svc := r.Env.Svc
+	for _, db := range splitList(s.Attrs["db"]) {
+		name := svc.Names.Name(db)
+		if err := services.DropOwned(ctx, svc.MySQL, name); err != nil {
+			return fail("%v", err)
+		}
+		text, _ := labsql.File(labsql.Schema(db))
+		c, err := svc.MySQL.Conn(ctx)
+		if err != nil {
+			return fail("reset %s: %v", name, err)
+		}
+		for _, st := range labsql.Split(r.Expand(text)) {
+			st = svc.Names.SQL(st)
+			res.Sent = append(res.Sent, st)
+			if _, err := c.ExecContext(ctx, st); err != nil {
+				c.Close()
+				return fail("reset %s: %s: %v", name, firstLine(st), err)
+			}
+		}
+		c.Close()
+		if err := services.Mark(ctx, svc.MySQL, name); err != nil {
+			return fail("%v", err)
+		}
+		obs = append(obs, "recreated "+name+" from sql/"+labsql.Schema(db))
+	}
+	if pat := s.Attrs["redis"]; pat != "" {
+		if svc.Redis == nil {
+			return fail("reset redis=%s: Redis is not connected", pat)
+		}
+		pat = r.RedisKey(pat)
+		n := 0
+		iter := svc.Redis.Scan(ctx, 0, pat, 200).Iterator()
+		for iter.Next(ctx) {
+			svc.Redis.Del(ctx, iter.Val())
+			n++
+		}
+		if err := iter.Err(); err != nil {
+			return fail("reset redis: %v", err)
+		}
+		res.Sent = append(res.Sent, "SCAN 0 MATCH "+pat+" / DEL")
+		obs = append(obs, fmt.Sprintf("deleted %d Redis key(s) matching %s", n, pat))
+	}
+	hooksMu.Lock()
+	hs := append([]ResetHook(nil), hooks...)
+	hooksMu.Unlock()
+	for _, h := range hs {
+		lines, err := h(ctx, r, s)
+		if err != nil {
+			return fail("reset: %v", err)
+		}
+		obs = append(obs, lines...)
+	}
+	res.Observed = strings.Join(obs, "\n")
+	return res
+}
+
+// RedisKey namespaces a Redis key or pattern: "lab:x" → "lab:NS:x".
+func (r *Run) RedisKey(k string) string {
+	ns := r.Env.Svc.Names.NS
+	if ns == "" {
+		return k
+	}
+	if rest, ok := strings.CutPrefix(k, "lab:"); ok {
+		return "lab:" + ns + ":" + rest
+	}
+	return ns + ":" + k
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
+}

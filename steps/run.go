@@ -1,0 +1,305 @@
+// Package steps is the lab's step vocabulary: what each fenced block kind in
+// a lesson does when it runs, and the Run that carries a lesson's state
+// (SQL sessions, workers, the last outcome) from one step to the next.
+//
+// Kinds register themselves (Register), so the broker and outbox parts add
+// their vocabulary in their own files without touching the runner.
+package steps
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/services"
+	"github.com/rmlab/lab/worker"
+)
+
+// Kind is one step kind.
+type Kind interface {
+	// Check validates a step when the lesson loads, so a malformed lesson
+	// fails with file:line before anything runs.
+	Check(s *lab.Step) error
+	// Run executes the step. It must honour ctx and never block longer than
+	// the step's own timeout: a statement blocked on a lock is left running
+	// in the background and reported as waiting.
+	Run(ctx context.Context, r *Run, s *lab.Step) lab.Result
+}
+
+var (
+	kindsMu sync.RWMutex
+	kinds   = map[string]Kind{}
+)
+
+// Register adds a step kind. Kinds are registered from init functions.
+func Register(name string, k Kind) {
+	kindsMu.Lock()
+	defer kindsMu.Unlock()
+	kinds[name] = k
+}
+
+// Lookup finds a kind by the first word of a fence's info string.
+func Lookup(name string) (Kind, bool) {
+	kindsMu.RLock()
+	defer kindsMu.RUnlock()
+	k, ok := kinds[name]
+	return k, ok
+}
+
+// KindNames lists registered kinds, sorted.
+func KindNames() []string {
+	kindsMu.RLock()
+	defer kindsMu.RUnlock()
+	var out []string
+	for k := range kinds {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Env is what every run of every lesson shares.
+type Env struct {
+	Svc    *services.Services
+	Binary string // the lab binary, for worker processes
+	Replay bool   // shorten leases; no learner at the keys
+}
+
+// Outcome is what the last step produced, for expect steps to check.
+type Outcome struct {
+	Source   string     // "sql main", "redis", "worker c1", ...
+	Stmt     string     // the last statement or command
+	Columns  []string   // result columns
+	Rows     [][]string // result rows, as text ("NULL" for NULL)
+	Affected int64
+	ErrCode  string // "1062", or a kind-specific word ("timeout", "nack")
+	ErrText  string
+	Pending  bool // still blocked (a lock wait)
+	Elapsed  time.Duration
+	Extra    map[string]string // kind-specific facts, checked with "fact KEY VALUE"
+}
+
+// Run is one execution of one lesson, from its reset to its end, under one
+// combination of choices.
+type Run struct {
+	Env     *Env
+	Lesson  *lab.Lesson
+	Choices map[string]string // choice name → option taken
+	Workers worker.Group
+
+	mu       sync.Mutex
+	sessions map[string]*Session
+	last     *Outcome
+	byName   map[string]*Outcome // last outcome per source
+	state    map[string]any      // kind-specific state (AMQP channels, proxies, ...)
+	cleanups []func()
+	Ledgers  []lab.Ledger
+}
+
+// NewRun starts a run of lesson l with the given choices.
+func NewRun(env *Env, l *lab.Lesson, choices map[string]string) *Run {
+	if choices == nil {
+		choices = map[string]string{}
+	}
+	return &Run{Env: env, Lesson: l, Choices: choices, sessions: map[string]*Session{},
+		byName: map[string]*Outcome{}, state: map[string]any{}}
+}
+
+// State returns kind-specific state under key, creating it with mk.
+func (r *Run) State(key string, mk func() any) any {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	v, ok := r.state[key]
+	if !ok && mk != nil {
+		v = mk()
+		r.state[key] = v
+	}
+	return v
+}
+
+// OnClose registers cleanup to run when the run ends or resets.
+func (r *Run) OnClose(f func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.cleanups = append(r.cleanups, f)
+}
+
+// SetOutcome records what a step produced.
+func (r *Run) SetOutcome(o *Outcome) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.last = o
+	if o.Source != "" {
+		r.byName[o.Source] = o
+	}
+}
+
+// Last returns the last outcome, or the last from source when source != "".
+func (r *Run) Last(source string) *Outcome {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if source != "" {
+		return r.byName[source]
+	}
+	return r.last
+}
+
+// Close kills every worker, rolls back and closes every session and runs
+// registered cleanups. Safe to call twice.
+func (r *Run) Close() {
+	r.Workers.KillAll()
+	r.mu.Lock()
+	sess := r.sessions
+	r.sessions = map[string]*Session{}
+	cl := r.cleanups
+	r.cleanups = nil
+	r.state = map[string]any{}
+	r.mu.Unlock()
+	for _, s := range sess {
+		s.Close()
+	}
+	for i := len(cl) - 1; i >= 0; i-- {
+		cl[i]()
+	}
+}
+
+// Applies reports whether a step runs under this run's choices: a step with
+// when=CHOICE:OPTION[,OPTION] runs only when that option was taken.
+func (r *Run) Applies(s *lab.Step) bool {
+	w, ok := s.Attrs["when"]
+	if !ok {
+		return true
+	}
+	name, opts, _ := strings.Cut(w, ":")
+	taken := r.Choices[name]
+	for _, o := range strings.Split(opts, ",") {
+		if o == taken {
+			return true
+		}
+	}
+	return false
+}
+
+var varRe = regexp.MustCompile(`\$\{([a-z][a-z0-9-]*)(?::([0-9]+))?\}`)
+
+// Expand substitutes ${choice-name} with the option taken and ${lease:N}
+// (any ${name:N}) with N seconds, shortened in replay, so the text shown is
+// the text sent.
+func (r *Run) Expand(s string) string {
+	return varRe.ReplaceAllStringFunc(s, func(m string) string {
+		sub := varRe.FindStringSubmatch(m)
+		if sub[2] != "" {
+			n, _ := strconv.Atoi(sub[2])
+			if r.Env.Replay {
+				n = ShortSeconds(n)
+			}
+			return strconv.Itoa(n)
+		}
+		if v, ok := r.Choices[sub[1]]; ok {
+			return v
+		}
+		return m
+	})
+}
+
+// ShortSeconds is how replay shortens the article's waits of tens of seconds.
+func ShortSeconds(n int) int {
+	if n <= 2 {
+		return n
+	}
+	s := n / 10
+	if s < 2 {
+		s = 2
+	}
+	return s
+}
+
+// Step runs one step: the choice filter, expansion, the kind, and the result
+// bookkeeping every kind shares.
+func (r *Run) Step(ctx context.Context, s *lab.Step) lab.Result {
+	if !r.Applies(s) {
+		return lab.Result{Kind: s.Kind, Passed: true, Skipped: true, Line: s.Line,
+			Why: "not on this path (" + s.Attrs["when"] + ")"}
+	}
+	k, ok := Lookup(s.Kind)
+	if !ok {
+		return lab.Result{Kind: s.Kind, Line: s.Line, Why: "unknown step kind " + s.Kind}
+	}
+	x := *s
+	x.Body = r.Expand(s.Body)
+	x.Attrs = map[string]string{}
+	for k, v := range s.Attrs {
+		x.Attrs[k] = r.Expand(v)
+	}
+	start := time.Now()
+	res := k.Run(ctx, r, &x)
+	res.Kind, res.Line = s.Kind, s.Line
+	if res.Elapsed == 0 {
+		res.Elapsed = time.Since(start)
+	}
+	if len(r.Choices) > 0 {
+		var parts []string
+		for k, v := range r.Choices {
+			parts = append(parts, k+"="+v)
+		}
+		sort.Strings(parts)
+		res.Option = strings.Join(parts, ",")
+	}
+	if res.Ledger != nil {
+		r.mu.Lock()
+		r.Ledgers = append(r.Ledgers, *res.Ledger)
+		r.mu.Unlock()
+	}
+	return res
+}
+
+// fail builds a failed result.
+func fail(format string, args ...any) lab.Result {
+	return lab.Result{Why: fmt.Sprintf(format, args...)}
+}
+
+// Timeout parses a duration attribute ("5s", "500ms", "2") or returns def.
+func Timeout(s *lab.Step, key string, def time.Duration) (time.Duration, error) {
+	v, ok := s.Attrs[key]
+	if !ok || v == "" {
+		return def, nil
+	}
+	if n, err := strconv.ParseFloat(v, 64); err == nil {
+		return time.Duration(n * float64(time.Second)), nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %s=%q is not a duration (write 5s or 500ms)", s.Where(), key, v)
+	}
+	return d, nil
+}
+
+// CheckAttrs rejects attributes a kind does not know, with file:line.
+func CheckAttrs(s *lab.Step, allowed ...string) error {
+	ok := map[string]bool{"when": true, "label": true}
+	for _, a := range allowed {
+		ok[a] = true
+	}
+	for k := range s.Attrs {
+		if !ok[k] {
+			return fmt.Errorf("%s: %s step has unknown attribute %q (allowed: %s)", s.Where(), s.Kind, k, strings.Join(allowed, ", "))
+		}
+	}
+	return nil
+}
+
+// Require rejects a step missing an attribute.
+func Require(s *lab.Step, keys ...string) error {
+	for _, k := range keys {
+		if s.Attrs[k] == "" {
+			return fmt.Errorf("%s: %s step needs %s=...", s.Where(), s.Kind, k)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,177 @@
+package steps
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	lab "github.com/rmlab/lab"
+	labsql "github.com/rmlab/lab/sql"
+)
+
+func init() {
+	Register("sql", sqlKind{})
+	Register("await", awaitKind{})
+}
+
+// sqlKind runs statements on a named session.
+//
+//	```sql session=A db=blog_idempotency_lab [file=idempotency/x.sql] [error=1062] [blocks] [timeout=10s]
+//	START TRANSACTION;
+//	INSERT ...;
+//	```
+//
+// Statements run one by one and stop at the first error. An error fails the
+// step unless error=CODE names it. With blocks, the last statement is
+// expected to wait on a lock: after grace (default 1s) the step returns with
+// it still blocked inside the server, and a later await step collects it.
+type sqlKind struct{}
+
+func (sqlKind) Check(s *lab.Step) error {
+	if err := CheckAttrs(s, "session", "db", "file", "error", "blocks", "timeout", "grace"); err != nil {
+		return err
+	}
+	if f := s.Attrs["file"]; f != "" {
+		if _, err := labsql.File(f); err != nil {
+			return fmt.Errorf("%s: %v", s.Where(), err)
+		}
+		if strings.TrimSpace(s.Body) != "" {
+			return fmt.Errorf("%s: sql step has both file=%s and a body; use one", s.Where(), f)
+		}
+	} else if len(labsql.Split(s.Body)) == 0 {
+		return fmt.Errorf("%s: sql step has no statement", s.Where())
+	}
+	for _, k := range []string{"timeout", "grace"} {
+		if _, err := Timeout(s, k, 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Statements returns what a sql step sends, namespace applied, in order.
+func (r *Run) Statements(s *lab.Step) ([]string, error) {
+	text := s.Body
+	if f := s.Attrs["file"]; f != "" {
+		t, err := labsql.File(f)
+		if err != nil {
+			return nil, err
+		}
+		text = r.Expand(t)
+	}
+	stmts := labsql.Split(text)
+	for i := range stmts {
+		stmts[i] = r.Env.Svc.Names.SQL(stmts[i])
+	}
+	return stmts, nil
+}
+
+// DB is the namespaced database a step names, or the lesson's default.
+func (r *Run) DB(s *lab.Step) string {
+	db := s.Attr("db", "")
+	if db == "" && r.Lesson != nil && len(r.Lesson.Tables) > 0 {
+		db = r.Lesson.Tables[0].DB
+	}
+	return r.Env.Svc.Names.Name(db)
+}
+
+func (sqlKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
+	timeout, _ := Timeout(s, "timeout", 15*time.Second)
+	grace, _ := Timeout(s, "grace", time.Second)
+	_, blocks := s.Attrs["blocks"]
+	name := s.Attr("session", "main")
+	stmts, err := r.Statements(s)
+	if err != nil {
+		return fail("%v", err)
+	}
+	sess, err := r.Session(ctx, name, r.DB(s))
+	if err != nil {
+		return fail("%v", err)
+	}
+	res := lab.Result{Passed: true}
+	var obs []string
+	if sess.Waiting() {
+		return fail("session %s is still waiting on an earlier statement; add an await step for it first", name)
+	}
+	for i, st := range stmts {
+		res.Sent = append(res.Sent, st)
+		sess.Start(st)
+		wait := timeout
+		if blocks && i == len(stmts)-1 {
+			wait = grace
+		}
+		o := sess.Await(wait)
+		r.SetOutcome(o)
+		obs = append(obs, fmt.Sprintf("[%s] %s", name, o.Text()))
+		if o.Pending {
+			if !blocks {
+				res.Passed = false
+				res.Why = fmt.Sprintf("statement still waiting after %s (a lock held by another session?)", wait)
+			}
+			break
+		}
+		if o.ErrCode != "" {
+			want := s.Attrs["error"]
+			if want != o.ErrCode {
+				res.Passed = false
+				res.Why = "unexpected " + o.ErrText
+				if want != "" {
+					res.Why = fmt.Sprintf("wanted error %s, got %s", want, o.ErrText)
+				}
+			}
+			break
+		}
+		if i == len(stmts)-1 {
+			if want := s.Attrs["error"]; want != "" {
+				res.Passed = false
+				res.Why = fmt.Sprintf("wanted error %s, but every statement succeeded", want)
+			}
+			if blocks {
+				res.Passed = false
+				res.Why = "the statement was expected to wait on a lock, but finished at once"
+			}
+		}
+	}
+	res.Observed = strings.Join(obs, "\n")
+	return res
+}
+
+// awaitKind collects a statement left blocked by a `blocks` sql step.
+//
+//	```await session=B [timeout=10s]
+//	```
+type awaitKind struct{}
+
+func (awaitKind) Check(s *lab.Step) error {
+	if err := CheckAttrs(s, "session", "timeout", "error"); err != nil {
+		return err
+	}
+	_, err := Timeout(s, "timeout", 0)
+	return err
+}
+
+func (awaitKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
+	timeout, _ := Timeout(s, "timeout", 15*time.Second)
+	name := s.Attr("session", "main")
+	r.mu.Lock()
+	sess := r.sessions[name]
+	r.mu.Unlock()
+	if sess == nil || sess.pending == nil {
+		return fail("session %s has no statement waiting", name)
+	}
+	o := sess.Await(timeout)
+	r.SetOutcome(o)
+	res := lab.Result{Passed: true, Observed: fmt.Sprintf("[%s] %s (after %s)", name, o.Text(), o.Elapsed.Round(time.Millisecond))}
+	if o.Pending {
+		res.Passed = false
+		res.Why = "still waiting after " + timeout.String()
+	} else if o.ErrCode != "" && o.ErrCode != s.Attrs["error"] {
+		res.Passed = false
+		res.Why = "unexpected " + o.ErrText
+	} else if o.ErrCode == "" && s.Attrs["error"] != "" {
+		res.Passed = false
+		res.Why = "wanted error " + s.Attrs["error"] + ", but the statement succeeded"
+	}
+	return res
+}

@@ -1,0 +1,228 @@
+package steps
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/worker"
+)
+
+func init() {
+	Register("spawn", spawnKind{})
+	Register("wait", waitKind{})
+	Register("kill", killKind{})
+	Register("resume", resumeKind{})
+	Register("stop", stopKind{})
+}
+
+// spawnKind starts a worker: a separate `lab worker PROGRAM` process.
+//
+//	```spawn name=c1 program=consumer pause-at=after-mark-commit
+//	--strategy mark-first --event event-001
+//	```
+//
+// The body holds the program's flags (whitespace separated).
+type spawnKind struct{}
+
+func (spawnKind) Check(s *lab.Step) error {
+	if err := CheckAttrs(s, "name", "program", "pause-at"); err != nil {
+		return err
+	}
+	return Require(s, "name", "program")
+}
+
+func (spawnKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
+	if r.Env.Binary == "" {
+		return fail("no lab binary to start workers with")
+	}
+	if old := r.Workers.Get(s.Attrs["name"]); old != nil {
+		if st := old.Status(); st.State == worker.Running || st.State == worker.Paused {
+			return fail("worker %s is still %s; kill or stop it first", old.Name, st.State)
+		}
+	}
+	spec := worker.Spec{Binary: r.Env.Binary, Kind: s.Attrs["program"], Name: s.Attrs["name"],
+		PauseAt: splitList(s.Attrs["pause-at"]), Args: strings.Fields(s.Body), Env: r.Env.Svc.Config.Env()}
+	if r.Env.Replay {
+		spec.Env = append(spec.Env, "LAB_REPLAY=1")
+	}
+	p, err := worker.Start(spec)
+	if err != nil {
+		return fail("%v", err)
+	}
+	r.Workers.Add(p)
+	cmd := fmt.Sprintf("lab worker %s --name %s", spec.Kind, spec.Name)
+	if len(spec.PauseAt) > 0 {
+		cmd += " --pause-at " + strings.Join(spec.PauseAt, ",")
+	}
+	if len(spec.Args) > 0 {
+		cmd += " " + strings.Join(spec.Args, " ")
+	}
+	st := p.Status()
+	r.SetOutcome(workerOutcome(p))
+	return lab.Result{Passed: true, Sent: []string{cmd}, Observed: fmt.Sprintf("started %s (pid %d)", spec.Name, st.PID)}
+}
+
+func workerOutcome(p *worker.Process) *Outcome {
+	st := p.Status()
+	return &Outcome{Source: "worker " + p.Name, Stmt: p.Name,
+		Columns: []string{"output"}, Rows: rowsOf(p.Output()),
+		Extra: map[string]string{"state": string(st.State), "point": st.Point, "exit": strconv.Itoa(st.ExitCode), "pid": strconv.Itoa(st.PID)}}
+}
+
+func rowsOf(lines []string) [][]string {
+	out := make([][]string, len(lines))
+	for i, l := range lines {
+		out[i] = []string{l}
+	}
+	return out
+}
+
+func (r *Run) worker(s *lab.Step) (*worker.Process, error) {
+	name := s.Attrs["worker"]
+	p := r.Workers.Get(name)
+	if p == nil {
+		return nil, fmt.Errorf("no worker named %s was started in this lesson", name)
+	}
+	return p, nil
+}
+
+// waitKind waits until a worker pauses at (or passes) a point, or exits.
+//
+//	```wait worker=c1 until=after-mark-commit [timeout=20s]
+//	```
+type waitKind struct{}
+
+func (waitKind) Check(s *lab.Step) error {
+	if err := CheckAttrs(s, "worker", "until", "timeout", "times"); err != nil {
+		return err
+	}
+	if err := Require(s, "worker", "until"); err != nil {
+		return err
+	}
+	_, err := Timeout(s, "timeout", 0)
+	return err
+}
+
+func (waitKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
+	p, err := r.worker(s)
+	if err != nil {
+		return fail("%v", err)
+	}
+	timeout, _ := Timeout(s, "timeout", 30*time.Second)
+	c, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	until := s.Attrs["until"]
+	before := len(p.Output())
+	switch {
+	case until == "exit":
+		_, err = p.WaitExit(c)
+	case slices.Contains(p.PauseAt, until):
+		err = p.WaitPaused(c, until)
+	default:
+		n, _ := strconv.Atoi(s.Attr("times", "1"))
+		err = p.WaitReached(c, until, n)
+	}
+	o := workerOutcome(p)
+	r.SetOutcome(o)
+	st := p.Status()
+	out := p.Output()
+	if before > len(out) {
+		before = len(out)
+	}
+	obs := strings.Join(out[before:], "\n")
+	if obs != "" {
+		obs += "\n"
+	}
+	switch st.State {
+	case worker.Paused:
+		obs += fmt.Sprintf("%s is paused at %s (pid %d)", p.Name, st.Point, st.PID)
+	case worker.Exited:
+		obs += fmt.Sprintf("%s exited with code %d", p.Name, st.ExitCode)
+	default:
+		obs += fmt.Sprintf("%s is %s, last point %s", p.Name, st.State, st.Point)
+	}
+	if err != nil {
+		return lab.Result{Observed: obs, Why: err.Error()}
+	}
+	return lab.Result{Passed: true, Observed: obs}
+}
+
+// killKind sends SIGKILL: the process dies where it is, no cleanup runs.
+//
+//	```kill worker=c1
+//	```
+type killKind struct{}
+
+func (killKind) Check(s *lab.Step) error {
+	if err := CheckAttrs(s, "worker"); err != nil {
+		return err
+	}
+	return Require(s, "worker")
+}
+
+func (killKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
+	p, err := r.worker(s)
+	if err != nil {
+		return fail("%v", err)
+	}
+	st := p.Status()
+	if st.State == worker.Exited || st.State == worker.Killed {
+		return fail("worker %s already %s", p.Name, st.State)
+	}
+	if err := p.Kill(); err != nil {
+		return fail("%v", err)
+	}
+	r.SetOutcome(workerOutcome(p))
+	return lab.Result{Passed: true, Sent: []string{fmt.Sprintf("kill -KILL %d", st.PID)},
+		Observed: fmt.Sprintf("SIGKILL %s (pid %d) at %s: the process is gone", p.Name, st.PID, st.Point)}
+}
+
+// resumeKind lets a paused worker go on.
+type resumeKind struct{}
+
+func (resumeKind) Check(s *lab.Step) error {
+	if err := CheckAttrs(s, "worker"); err != nil {
+		return err
+	}
+	return Require(s, "worker")
+}
+
+func (resumeKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
+	p, err := r.worker(s)
+	if err != nil {
+		return fail("%v", err)
+	}
+	pt := p.Status().Point
+	if err := p.Continue(); err != nil {
+		return fail("%v", err)
+	}
+	return lab.Result{Passed: true, Observed: fmt.Sprintf("%s goes on from %s", p.Name, pt)}
+}
+
+// stopKind asks a worker to stop gracefully (SIGTERM), killing it after 5s.
+type stopKind struct{}
+
+func (stopKind) Check(s *lab.Step) error {
+	if err := CheckAttrs(s, "worker"); err != nil {
+		return err
+	}
+	return Require(s, "worker")
+}
+
+func (stopKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
+	p, err := r.worker(s)
+	if err != nil {
+		return fail("%v", err)
+	}
+	if err := p.Terminate(5 * time.Second); err != nil {
+		return fail("%v", err)
+	}
+	o := workerOutcome(p)
+	r.SetOutcome(o)
+	return lab.Result{Passed: true, Observed: fmt.Sprintf("%s stopped (%s, code %s)", p.Name, o.Extra["state"], o.Extra["exit"])}
+}

@@ -1,0 +1,324 @@
+package worker
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// State is where a worker process is in its life.
+type State string
+
+const (
+	Running State = "running"
+	Paused  State = "paused"
+	Killed  State = "killed"
+	Exited  State = "exited"
+)
+
+// Status is a snapshot of a process for the screen and the transcript.
+type Status struct {
+	Name     string
+	Kind     string
+	PID      int
+	State    State
+	Point    string // paused at, or killed at, or last point reached
+	ExitCode int
+	Log      []string // last lines
+}
+
+// Process is a worker started by the lab.
+type Process struct {
+	Name    string
+	Kind    string
+	PauseAt []string
+
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+
+	mu       sync.Mutex
+	changed  chan struct{} // closed and replaced on every state change
+	state    State
+	point    string
+	reached  map[string]int
+	exitCode int
+	log      []string
+	done     chan struct{}
+}
+
+// Spec says how to start a worker.
+type Spec struct {
+	Binary  string   // the lab binary
+	Kind    string   // consumer, relay, producer, executor
+	Name    string   // the lesson's name for it, e.g. "relay-A"
+	PauseAt []string // points to pause at
+	Args    []string // kind-specific flags
+	Env     []string // extra environment (service addresses)
+}
+
+// Start runs `Binary worker KIND --name NAME --pause-at ... ARGS`.
+func Start(spec Spec) (*Process, error) {
+	args := []string{"worker", spec.Kind, "--name", spec.Name}
+	if len(spec.PauseAt) > 0 {
+		args = append(args, "--pause-at", strings.Join(spec.PauseAt, ","))
+	}
+	args = append(args, spec.Args...)
+	cmd := exec.Command(spec.Binary, args...)
+	cmd.Env = append(os.Environ(), spec.Env...)
+	cmd.SysProcAttr = sysProcAttr()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stderr = cmd.Stdout // one ordered stream; the protocol ignores non-@ lines
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start worker %s (%s): %w", spec.Name, spec.Binary, err)
+	}
+	p := &Process{Name: spec.Name, Kind: spec.Kind, PauseAt: spec.PauseAt, cmd: cmd, stdin: stdin,
+		state: Running, changed: make(chan struct{}), reached: map[string]int{}, done: make(chan struct{})}
+	go p.read(out)
+	return p, nil
+}
+
+func (p *Process) read(r io.Reader) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		line := sc.Text()
+		p.mu.Lock()
+		switch {
+		case strings.HasPrefix(line, "@paused "):
+			p.point = strings.TrimPrefix(line, "@paused ")
+			p.reached[p.point]++
+			p.state = Paused
+		case strings.HasPrefix(line, "@point "):
+			p.point = strings.TrimPrefix(line, "@point ")
+			p.reached[p.point]++
+		case line == "@done":
+		default:
+			p.log = append(p.log, line)
+			if len(p.log) > 200 {
+				p.log = p.log[len(p.log)-200:]
+			}
+		}
+		p.notify()
+		p.mu.Unlock()
+	}
+	err := p.cmd.Wait()
+	p.mu.Lock()
+	if p.state != Killed {
+		p.state = Exited
+	}
+	p.exitCode = p.cmd.ProcessState.ExitCode()
+	if err != nil && p.state == Exited && p.exitCode == 0 {
+		p.exitCode = -1
+	}
+	p.notify()
+	p.mu.Unlock()
+	close(p.done)
+}
+
+func (p *Process) notify() {
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
+// WaitFor blocks until cond holds on the process state, or ctx ends.
+func (p *Process) waitFor(ctx context.Context, what string, cond func() (bool, error)) error {
+	for {
+		p.mu.Lock()
+		ok, err := cond()
+		ch := p.changed
+		p.mu.Unlock()
+		if ok || err != nil {
+			return err
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			st := p.Status()
+			return fmt.Errorf("worker %s: gave up waiting for %s (state %s at %q; last output: %s)",
+				p.Name, what, st.State, st.Point, lastLine(st.Log))
+		}
+	}
+}
+
+// WaitPaused waits until the worker pauses at point.
+func (p *Process) WaitPaused(ctx context.Context, point string) error {
+	return p.waitFor(ctx, "pause at "+point, func() (bool, error) {
+		if p.state == Paused && p.point == point {
+			return true, nil
+		}
+		if p.state == Exited || p.state == Killed {
+			return false, fmt.Errorf("worker %s %s (code %d) before pausing at %s; last output: %s",
+				p.Name, p.state, p.exitCode, point, lastLine(p.log))
+		}
+		return false, nil
+	})
+}
+
+// WaitReached waits until the worker has passed point n times (paused or not).
+func (p *Process) WaitReached(ctx context.Context, point string, n int) error {
+	return p.waitFor(ctx, "point "+point, func() (bool, error) {
+		if p.reached[point] >= n {
+			return true, nil
+		}
+		if p.state == Exited || p.state == Killed {
+			return false, fmt.Errorf("worker %s %s before reaching %s", p.Name, p.state, point)
+		}
+		return false, nil
+	})
+}
+
+// WaitExit waits for the process to end and returns its exit code.
+func (p *Process) WaitExit(ctx context.Context) (int, error) {
+	select {
+	case <-p.done:
+		st := p.Status()
+		return st.ExitCode, nil
+	case <-ctx.Done():
+		return 0, fmt.Errorf("worker %s still running: %w", p.Name, ctx.Err())
+	}
+}
+
+// Continue lets a paused worker go on.
+func (p *Process) Continue() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.state != Paused {
+		return fmt.Errorf("worker %s is %s, not paused", p.Name, p.state)
+	}
+	p.state = Running
+	p.notify()
+	_, err := io.WriteString(p.stdin, "go\n")
+	return err
+}
+
+// Kill sends SIGKILL — a real process death, no cleanup code runs — and
+// waits until the process is gone.
+func (p *Process) Kill() error {
+	p.mu.Lock()
+	if p.state == Exited || p.state == Killed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.state = Killed
+	p.notify()
+	p.mu.Unlock()
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		return err
+	}
+	select {
+	case <-p.done:
+	case <-time.After(5 * time.Second):
+		return fmt.Errorf("worker %s did not die within 5s of SIGKILL", p.Name)
+	}
+	return nil
+}
+
+// Terminate asks for a graceful stop (SIGTERM) and waits up to d, then kills.
+func (p *Process) Terminate(d time.Duration) error {
+	p.mu.Lock()
+	done := p.state == Exited || p.state == Killed
+	p.mu.Unlock()
+	if done {
+		return nil
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+		return nil
+	case <-time.After(d):
+		return p.Kill()
+	}
+}
+
+// Status returns a snapshot.
+func (p *Process) Status() Status {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st := Status{Name: p.Name, Kind: p.Kind, State: p.state, Point: p.point, ExitCode: p.exitCode}
+	if p.cmd.Process != nil {
+		st.PID = p.cmd.Process.Pid
+	}
+	n := len(p.log)
+	if n > 20 {
+		n = 20
+	}
+	st.Log = append([]string(nil), p.log[len(p.log)-n:]...)
+	return st
+}
+
+// Output returns every log line so far.
+func (p *Process) Output() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.log...)
+}
+
+func lastLine(log []string) string {
+	if len(log) == 0 {
+		return "(none)"
+	}
+	return log[len(log)-1]
+}
+
+// Group owns every worker a lesson started, so they can all be killed when
+// the lesson resets or the lab exits.
+type Group struct {
+	mu    sync.Mutex
+	procs []*Process
+}
+
+// Add records p.
+func (g *Group) Add(p *Process) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.procs = append(g.procs, p)
+}
+
+// Get finds a live-or-dead worker by name (the newest with that name).
+func (g *Group) Get(name string) *Process {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for i := len(g.procs) - 1; i >= 0; i-- {
+		if g.procs[i].Name == name {
+			return g.procs[i]
+		}
+	}
+	return nil
+}
+
+// Statuses snapshots every worker.
+func (g *Group) Statuses() []Status {
+	g.mu.Lock()
+	procs := append([]*Process(nil), g.procs...)
+	g.mu.Unlock()
+	out := make([]Status, 0, len(procs))
+	for _, p := range procs {
+		out = append(out, p.Status())
+	}
+	return out
+}
+
+// KillAll SIGKILLs every worker still alive and forgets them all.
+func (g *Group) KillAll() {
+	g.mu.Lock()
+	procs := g.procs
+	g.procs = nil
+	g.mu.Unlock()
+	for _, p := range procs {
+		_ = p.Kill()
+	}
+}

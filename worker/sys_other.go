@@ -1,0 +1,8 @@
+//go:build !linux
+
+package worker
+
+import "syscall"
+
+// Elsewhere the child's stdin EOF watcher is the guard.
+func sysProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{} }
