@@ -45,6 +45,7 @@ type Lesson struct {
 	ExplainOnly bool         // nothing runs against a service (e.g. RocketMQ)
 	Needs       []Capability // what the servers must offer
 	Tables      []TableView  // what the live table panel shows
+	Queues      []string     // broker queues the queue panel shows (article names)
 	Blocks      []Block      // prose and steps, in file order
 }
 
@@ -53,6 +54,16 @@ type TableView struct {
 	Title string // e.g. "blog_idempotency_lab.points_account"
 	DB    string // article database name, namespace added at run time
 	Query string
+}
+
+// QueueStat is one queue's state as the broker reports it.
+type QueueStat struct {
+	Name      string // as created (namespace included)
+	Ready     int
+	Unacked   int // -1 when unknown (no management API)
+	Consumers int
+	Exists    bool
+	Source    string // "management API" or "passive declare"
 }
 
 // Steps returns the lesson's steps in order.

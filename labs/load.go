@@ -253,8 +253,14 @@ func parseMeta(l *lab.Lesson, file string, line int, body string) error {
 				q = "SELECT * FROM " + f[1]
 			}
 			l.Tables = append(l.Tables, lab.TableView{Title: f[1], DB: f[0], Query: q})
+		case "queue":
+			for _, q := range strings.Split(v, ",") {
+				if q = strings.TrimSpace(q); q != "" {
+					l.Queues = append(l.Queues, q)
+				}
+			}
 		default:
-			return fmt.Errorf("%s: unknown lesson key %q (id, number, part, lang, needs, table, explain-only)", where, k)
+			return fmt.Errorf("%s: unknown lesson key %q (id, number, part, lang, needs, table, queue, explain-only)", where, k)
 		}
 	}
 	switch {

@@ -69,6 +69,9 @@ type Env struct {
 	Svc    *services.Services
 	Binary string // the lab binary, for worker processes
 	Replay bool   // shorten leases; no learner at the keys
+	// Queues reads queue state at the broker for the queue panel and the
+	// ledger; the broker package provides it (nil until wired).
+	Queues func(ctx context.Context, names []string) ([]lab.QueueStat, error)
 }
 
 // Outcome is what the last step produced, for expect steps to check.

@@ -162,7 +162,7 @@ func (awaitKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	}
 	o := sess.Await(timeout)
 	r.SetOutcome(o)
-	res := lab.Result{Passed: true, Observed: fmt.Sprintf("[%s] %s (after %s)", name, o.Text(), o.Elapsed.Round(time.Millisecond))}
+	res := lab.Result{Passed: true, Observed: fmt.Sprintf("[%s] %s\n[%s] waited %s in all", name, o.Text(), name, o.Elapsed.Round(time.Millisecond))}
 	if o.Pending {
 		res.Passed = false
 		res.Why = "still waiting after " + timeout.String()

@@ -1,0 +1,114 @@
+package labs_test
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/rmlab/lab/labs"
+)
+
+func TestEveryLessonExistsInBothLanguagesWithTheSameSteps(t *testing.T) {
+	en, err := labs.Builtin("en")
+	if err != nil {
+		t.Fatal(err)
+	}
+	zh, err := labs.Builtin("zh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(en) != len(zh) {
+		t.Fatalf("%d English lessons, %d Chinese", len(en), len(zh))
+	}
+	for i := range en {
+		e, z := en[i], zh[i]
+		if e.ID != z.ID || e.Number != z.Number || e.Part != z.Part || e.ExplainOnly != z.ExplainOnly {
+			t.Errorf("lesson %d: en %s/%d/%s vs zh %s/%d/%s", i, e.ID, e.Number, e.Part, z.ID, z.Number, z.Part)
+			continue
+		}
+		if !reflect.DeepEqual(e.Tables, z.Tables) || !reflect.DeepEqual(e.Queues, z.Queues) || !reflect.DeepEqual(e.Needs, z.Needs) {
+			t.Errorf("%s: tables, queues or needs differ between en and zh", e.ID)
+		}
+		es, zs := e.Steps(), z.Steps()
+		if len(es) != len(zs) {
+			t.Errorf("%s: %d steps in en, %d in zh", e.ID, len(es), len(zs))
+			continue
+		}
+		for j := range es {
+			a, b := es[j], zs[j]
+			if a.Kind != b.Kind || a.Body != b.Body || !reflect.DeepEqual(a.Attrs, b.Attrs) {
+				t.Errorf("%s step %d: en %s:%d and zh %s:%d differ", e.ID, j+1, a.File, a.Line, b.File, b.Line)
+			}
+		}
+		if strings.TrimSpace(e.Title) == "" || e.Title == z.Title {
+			t.Errorf("%s: the Chinese title should be Chinese, got %q", e.ID, z.Title)
+		}
+	}
+}
+
+func TestLessonNumbersAndIDsAreStable(t *testing.T) {
+	en, _ := labs.Builtin("en")
+	want := map[string]int{"idem-first-processing": 1}
+	for _, l := range en {
+		if n, ok := want[l.ID]; ok && n != l.Number {
+			t.Errorf("%s is number %d, want %d", l.ID, l.Number, n)
+		}
+	}
+}
+
+// A malformed lesson fails with file:line and what is wrong.
+func TestMalformedLessonReportsFileLineAndProblem(t *testing.T) {
+	head := "# T\n\n```lesson\nid: x\nnumber: 1\npart: idempotency\n```\n\n"
+	cases := []struct {
+		name, src, want string
+	}{
+		{"no lesson block", "# T\n\n```sql\nSELECT 1;\n```\n", "bad.md:1: no ```lesson block"},
+		{"unknown lesson key", "# T\n\n```lesson\nid: x\ncolour: red\n```\n", "bad.md:5: unknown lesson key \"colour\""},
+		{"bad part", "# T\n\n```lesson\nid: x\nnumber: 1\npart: kafka\n```\n", "bad.md:6: part \"kafka\""},
+		{"unknown sql attribute", head + "```sql sesion=A\nSELECT 1;\n```\n", "bad.md:9: sql step has unknown attribute \"sesion\""},
+		{"empty sql", head + "```sql\n```\n", "bad.md:9: sql step has no statement"},
+		{"unknown expectation", head + "```sql\nSELECT 1;\n```\n\n```expect\nequals 1\n```\n", "bad.md:14: unknown expectation \"equals\""},
+		{"missing sql file", head + "```sql file=nope.sql\n```\n", "bad.md:9: no embedded SQL file \"nope.sql\""},
+		{"ledger without variant", head + "```ledger\nintended: 1\napplied: 1\n```\n", "bad.md:9: ledger needs variant="},
+		{"when names no choice", head + "```sql when=kill:early\nSELECT 1;\n```\n", "bad.md:9: when=kill:early names no choice step"},
+		{"unclosed quote", head + "```ledger variant=safe label=\"x\nintended: 1\napplied: 1\n```\n", "bad.md:9: ledger block: unclosed quote"},
+		{"spawn without program", head + "```spawn name=c1\n```\n", "bad.md:9: spawn step needs program="},
+	}
+	dir := t.TempDir()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := filepath.Join(dir, "bad.md")
+			if err := os.WriteFile(p, []byte(c.src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := labs.LoadFile(p)
+			if err == nil {
+				t.Fatalf("loaded a malformed lesson")
+			}
+			got := strings.ReplaceAll(err.Error(), dir+"/", "")
+			if !strings.Contains(got, c.want) {
+				t.Fatalf("error %q does not contain %q", got, c.want)
+			}
+		})
+	}
+}
+
+func TestLessonFromOutsideTheBinaryLoads(t *testing.T) {
+	dir := t.TempDir()
+	src := "# Mine\n\n```lesson\nid: my-lesson\nnumber: 99\npart: outbox\n```\n\nProse.\n\n```reset db=blog_outbox_lab\n```\n\n```sql\nSELECT 1;\n```\n"
+	if err := os.WriteFile(filepath.Join(dir, "99-mine.md"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ls, err := labs.LoadDir(dir, "en")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ls) != 1 || ls[0].ID != "my-lesson" || len(ls[0].Steps()) != 2 || ls[0].Blocks[0].Prose == "" {
+		t.Fatalf("got %+v", ls)
+	}
+	if ls[0].Steps()[1].Line != 14 {
+		t.Errorf("sql step line %d, want 14", ls[0].Steps()[1].Line)
+	}
+}
