@@ -1,0 +1,219 @@
+package main
+
+import (
+	"bytes"
+	"database/sql"
+	"encoding/json"
+	"encoding/xml"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	_ "github.com/go-sql-driver/mysql"
+)
+
+var bin string
+
+func TestMain(m *testing.M) {
+	dir, _ := os.MkdirTemp("", "labcli")
+	bin = filepath.Join(dir, "lab")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		os.Stderr.Write(out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func runLab(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return o.String(), e.String(), code
+}
+
+func TestReplayJSONHasTheDocumentedShapeAndJUnitIsValidXML(t *testing.T) {
+	junit := filepath.Join(t.TempDir(), "r.xml")
+	transcript := filepath.Join(t.TempDir(), "r.md")
+	out, errOut, code := runLab(t, "replay", "idem-first-processing", "--json", "--junit", junit, "--transcript", transcript, "--namespace", "clijson")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	if !strings.Contains(errOut, "PASS  1 idem-first-processing") {
+		t.Errorf("no progress line on stderr: %s", errOut)
+	}
+	var rep struct {
+		Lessons []struct {
+			ID         string `json:"id"`
+			Number     int    `json:"number"`
+			Title      string `json:"title"`
+			Passed     bool   `json:"passed"`
+			DurationMS *int64 `json:"duration_ms"`
+			Steps      []struct {
+				Kind     string `json:"kind"`
+				Passed   *bool  `json:"passed"`
+				Observed string `json:"observed"`
+			} `json:"steps"`
+		} `json:"lessons"`
+		Passed *int `json:"passed"`
+		Failed *int `json:"failed"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("stdout is not JSON: %v\n%s", err, out)
+	}
+	if len(rep.Lessons) != 1 || rep.Passed == nil || *rep.Passed != 1 || *rep.Failed != 0 {
+		t.Fatalf("report: %+v", rep)
+	}
+	l := rep.Lessons[0]
+	if l.ID != "idem-first-processing" || l.Number != 1 || l.Title == "" || !l.Passed || l.DurationMS == nil || len(l.Steps) < 10 {
+		t.Fatalf("lesson: %+v", l)
+	}
+	if !strings.Contains(out, "Duplicate entry") {
+		t.Error("the 1062 the lesson shows is not in what was observed")
+	}
+	b, err := os.ReadFile(junit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var suites struct {
+		XMLName xml.Name `xml:"testsuites"`
+		Tests   int      `xml:"tests,attr"`
+		Suites  []struct {
+			Name  string `xml:"name,attr"`
+			Cases []struct {
+				Name string `xml:"name,attr"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal(b, &suites); err != nil {
+		t.Fatalf("JUnit is not valid XML: %v", err)
+	}
+	if suites.Tests != len(l.Steps) || len(suites.Suites) != 1 {
+		t.Errorf("JUnit: %d tests in %d suites, want %d in 1", suites.Tests, len(suites.Suites), len(l.Steps))
+	}
+	tr, _ := os.ReadFile(transcript)
+	if !strings.Contains(string(tr), "INSERT INTO consumed_operation") || !strings.Contains(string(tr), "blog_idempotency_lab_clijson") {
+		t.Error("the transcript lacks the statements sent, with the namespace")
+	}
+}
+
+func TestReplayExitsNonZeroWhenAnExpectationFails(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "wrong.md")
+	os.WriteFile(p, []byte("# Wrong\n\n```lesson\nid: wrong\nnumber: 1\npart: idempotency\ntable: blog_idempotency_lab points_account\n```\n\n```reset db=blog_idempotency_lab\n```\n\n```sql\nSELECT points FROM points_account WHERE user_id=7;\n```\n\n```expect\nvalue 11\n```\n"), 0o644)
+	out, errOut, code := runLab(t, "replay", p, "--json", "--namespace", "cliwrong")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\n%s", code, errOut)
+	}
+	if !strings.Contains(errOut, "wrong.md:17 expect: value 11: value is 0") {
+		t.Errorf("stderr does not say where and what: %s", errOut)
+	}
+	if !strings.Contains(out, `"failed": 1`) {
+		t.Errorf("json: %s", out)
+	}
+}
+
+func TestMalformedLessonFileFailsWithFileAndLine(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "bad.md")
+	os.WriteFile(p, []byte("# Bad\n\n```lesson\nid: bad\nnumber: 1\npart: idempotency\n```\n\n```sql sesion=A\nSELECT 1;\n```\n"), 0o644)
+	_, errOut, code := runLab(t, "replay", p)
+	if code == 0 || !strings.Contains(errOut, "bad.md:9: sql step has unknown attribute \"sesion\"") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+}
+
+func TestUnknownLessonAndBadNamespaceAreClearErrors(t *testing.T) {
+	_, errOut, code := runLab(t, "replay", "no-such-lesson")
+	if code != 2 || !strings.Contains(errOut, `no lesson "no-such-lesson"`) {
+		t.Errorf("exit %d: %s", code, errOut)
+	}
+	_, errOut, code = runLab(t, "replay", "--all", "--namespace", "Bad-NS")
+	if code == 0 || !strings.Contains(errOut, "1–16 lowercase letters or digits") {
+		t.Errorf("exit %d: %s", code, errOut)
+	}
+}
+
+func TestUnreachableBrokerFailsWithinFiveSecondsWithoutThePassword(t *testing.T) {
+	start := time.Now()
+	_, errOut, code := runLab(t, "replay", "--all", "--no-docker", "--amqp", "amqp://guest:hunter2@127.0.0.1:1/")
+	if code == 0 {
+		t.Fatal("replay ran with no broker")
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %s", d)
+	}
+	if !strings.Contains(errOut, "cannot reach RabbitMQ (amqp://guest:xxxxx@127.0.0.1:1/)") || strings.Contains(errOut, "hunter2") {
+		t.Errorf("stderr: %s", errOut)
+	}
+}
+
+func TestReplayRefusesAForeignDatabaseAndDropsNothing(t *testing.T) {
+	db, err := sql.Open("mysql", "root@tcp(127.0.0.1:3306)/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	name := "blog_idempotency_lab_cliforeign"
+	db.Exec("DROP DATABASE IF EXISTS " + name)
+	if _, err := db.Exec("CREATE DATABASE " + name); err != nil {
+		t.Fatal(err)
+	}
+	defer db.Exec("DROP DATABASE IF EXISTS " + name)
+	db.Exec("CREATE TABLE " + name + ".mine (id INT)")
+	_, errOut, code := runLab(t, "replay", "idem-first-processing", "--namespace", "cliforeign")
+	if code == 0 || !strings.Contains(errOut, "exists but was not created by the lab; nothing was dropped") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var n int
+	db.QueryRow("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA=? AND TABLE_NAME='mine'", name).Scan(&n)
+	if n != 1 {
+		t.Fatal("the foreign database was touched")
+	}
+}
+
+func TestDoctorPassesAndPrintsNoPassword(t *testing.T) {
+	out, errOut, code := runLab(t, "doctor", "--amqp", "amqp://guest:guest@127.0.0.1:5672/")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"MariaDB", "RabbitMQ", "Redis", "skip-locked", "lessons can run"} {
+		if !strings.Contains(out, want) && !strings.Contains(out, strings.Replace(want, "MariaDB", "MySQL", 1)) {
+			t.Errorf("doctor output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out+errOut, "guest:guest") {
+		t.Error("doctor printed a password")
+	}
+}
+
+func TestListShowsNumberedLessonsByPart(t *testing.T) {
+	out, _, code := runLab(t, "list")
+	if code != 0 || !strings.Contains(out, "idempotency") || !strings.Contains(out, " 1  idem-first-processing") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+}
+
+// signalExit checks a lab process ends promptly on a signal.
+func signalExit(t *testing.T, cmd *exec.Cmd, sig syscall.Signal) {
+	t.Helper()
+	cmd.Process.Signal(sig)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("lab did not exit within 10s of %v", sig)
+	}
+}

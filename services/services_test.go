@@ -1,0 +1,128 @@
+package services_test
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/go-sql-driver/mysql"
+	"github.com/rmlab/lab/services"
+)
+
+func TestRedactionHidesPasswordsInDSNsAndURLs(t *testing.T) {
+	cases := map[string]string{
+		services.RedactDSN("app:s3cret@tcp(db:3306)/"):           "s3cret",
+		services.RedactDSN("app:s3cret@tcp(db:3306"):             "s3cret", // malformed
+		services.RedactURL("amqp://u:s3cret@broker:5672/"):       "s3cret",
+		services.RedactURL("amqp://u:s3cret@broker:5672/%zz%"):  "s3cret", // malformed
+		services.RedactURL("amqp://u:p@ss:s3cret@broker:5672/"): "s3cret",
+	}
+	for got, secret := range cases {
+		if strings.Contains(got, secret) {
+			t.Errorf("redacted %q still contains the password", got)
+		}
+	}
+}
+
+func TestNamespaceMustBeShortLowercaseAlphanumeric(t *testing.T) {
+	for _, ns := range []string{"Alice", "a-b", "12345678901234567", "a b", "ä"} {
+		err := services.Config{Namespace: ns}.FromEnv().Validate()
+		if err == nil || !strings.Contains(err.Error(), "1–16 lowercase letters or digits") {
+			t.Errorf("namespace %q: got %v", ns, err)
+		}
+	}
+	for _, ns := range []string{"alice", "a1", "1234567890123456"} {
+		if err := (services.Config{Namespace: ns}).FromEnv().Validate(); err != nil {
+			t.Errorf("namespace %q refused: %v", ns, err)
+		}
+	}
+}
+
+func TestMalformedAddressesFailBeforeAnyNetworkWithTheFix(t *testing.T) {
+	cases := []struct {
+		cfg  services.Config
+		want string
+	}{
+		{services.Config{MySQL: "root:pw@127.0.0.1:3306/"}, "the MySQL DSN is malformed"},
+		{services.Config{AMQP: "http://guest:pw@127.0.0.1:5672/"}, "the AMQP URL is malformed"},
+		{services.Config{Redis: "127.0.0.1"}, "the Redis address is malformed"},
+	}
+	for _, c := range cases {
+		err := c.cfg.FromEnv().Validate()
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "fix:") {
+			t.Errorf("%+v: got %v", c.cfg, err)
+		}
+		if err != nil && strings.Contains(err.Error(), ":pw@") {
+			t.Errorf("error shows the password: %v", err)
+		}
+	}
+}
+
+func TestUnreachableServicesFailFastWithOneMessageEachAndNoPassword(t *testing.T) {
+	start := time.Now()
+	_, err := services.Connect(context.Background(), services.Config{
+		MySQL: "root:topsecret@tcp(127.0.0.1:1)/", AMQP: "amqp://guest:topsecret@127.0.0.1:1/", Redis: "127.0.0.1:1",
+		NoDocker: true}, true)
+	if err == nil {
+		t.Fatal("connected to closed ports")
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %s to give up; the promise is 5s", d)
+	}
+	msg := err.Error()
+	for _, want := range []string{"cannot reach MySQL/MariaDB", "cannot reach RabbitMQ", "cannot reach Redis", "--mysql", "--amqp", "--redis", "docker compose up -d"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message lacks %q:\n%s", want, msg)
+		}
+	}
+	if strings.Contains(msg, "topsecret") {
+		t.Errorf("message shows a password:\n%s", msg)
+	}
+}
+
+func TestForeignDatabaseWithALabNameIsNeverDropped(t *testing.T) {
+	db, err := sql.Open("mysql", services.DefaultMySQL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	name := "blog_outbox_lab_svctestforeign"
+	if _, err := db.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS "+name); err != nil {
+		t.Skipf("MySQL not available: %v", err)
+	}
+	defer db.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name)
+	if _, err := db.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+name+".precious (id INT)"); err != nil {
+		t.Fatal(err)
+	}
+	err = services.DropOwned(ctx, db, name)
+	if err == nil || !strings.Contains(err.Error(), "was not created by the lab; nothing was dropped") {
+		t.Fatalf("got %v", err)
+	}
+	var n int
+	db.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA=? AND TABLE_NAME='precious'", name).Scan(&n)
+	if n != 1 {
+		t.Fatal("the foreign database lost its table")
+	}
+	// Once marked, the lab may drop it.
+	if err := services.Mark(ctx, db, name); err != nil {
+		t.Fatal(err)
+	}
+	if err := services.DropOwned(ctx, db, name); err != nil {
+		t.Fatalf("drop a marked database: %v", err)
+	}
+}
+
+func TestNamesAddTheNamespaceToDatabasesInStatements(t *testing.T) {
+	n := services.Names{NS: "alice"}
+	got := n.SQL("USE blog_outbox_lab; SELECT * FROM blog_idempotency_lab.points_account, blog_outbox_labx")
+	want := "USE blog_outbox_lab_alice; SELECT * FROM blog_idempotency_lab_alice.points_account, blog_outbox_labx"
+	if got != want {
+		t.Errorf("got %s", got)
+	}
+	if (services.Names{}).Name("orders") != "orders" || n.Name("orders") != "orders_alice" {
+		t.Error("queue names")
+	}
+}
