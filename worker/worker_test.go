@@ -1,0 +1,113 @@
+package worker
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+)
+
+// The test binary doubles as the worker: with LAB_WORKER_TEST_CHILD set it
+// runs `worker KIND ...` like the lab binary would.
+func TestMain(m *testing.M) {
+	Register("steps", func(ctx context.Context, p *Points, args []string) error {
+		for _, pt := range []string{"first", "second", "third"} {
+			if err := p.Reach(ctx, pt); err != nil {
+				return err
+			}
+			p.Logf("did %s", pt)
+		}
+		return nil
+	})
+	if os.Getenv("LAB_WORKER_TEST_CHILD") == "1" {
+		os.Exit(RunChild(os.Args[2:]))
+	}
+	os.Exit(m.Run())
+}
+
+func start(t *testing.T, pause ...string) *Process {
+	t.Helper()
+	exe, _ := os.Executable()
+	p, err := Start(Spec{Binary: exe, Kind: "steps", Name: "w", PauseAt: pause, Env: []string{"LAB_WORKER_TEST_CHILD=1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Kill() })
+	return p
+}
+
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+func TestWorkerPausesAtTheNamedPointAndDiesThereOnKill(t *testing.T) {
+	p := start(t, "second")
+	if err := p.WaitPaused(ctx(t), "second"); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	st := p.Status()
+	if st.State != Killed || st.Point != "second" {
+		t.Fatalf("status %+v", st)
+	}
+	for _, l := range p.Output() {
+		if l == "did second" {
+			t.Fatal("the worker went past the point it was killed at")
+		}
+	}
+}
+
+func TestResumedWorkerRunsToTheEnd(t *testing.T) {
+	p := start(t, "first")
+	if err := p.WaitPaused(ctx(t), "first"); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Continue(); err != nil {
+		t.Fatal(err)
+	}
+	code, err := p.WaitExit(ctx(t))
+	if err != nil || code != 0 {
+		t.Fatalf("exit %d, %v", code, err)
+	}
+	if got := p.Output(); len(got) != 3 || got[2] != "did third" {
+		t.Fatalf("output %q", got)
+	}
+}
+
+func TestWorkerExitsWhenItsParentGoesAway(t *testing.T) {
+	p := start(t, "first")
+	if err := p.WaitPaused(ctx(t), "first"); err != nil {
+		t.Fatal(err)
+	}
+	p.stdin.Close() // what the kernel does to the pipe when the lab dies
+	code, err := p.WaitExit(ctx(t))
+	if err != nil || code != 3 {
+		t.Fatalf("exit %d, %v; want 3 from the stdin watcher", code, err)
+	}
+}
+
+func TestGroupKillAllLeavesNoWorkerRunning(t *testing.T) {
+	var g Group
+	for i := 0; i < 3; i++ {
+		p := start(t, "first")
+		g.Add(p)
+	}
+	procs := append([]*Process(nil), g.procs...)
+	for _, p := range procs {
+		if err := p.WaitPaused(ctx(t), "first"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g.KillAll()
+	for _, p := range procs {
+		select {
+		case <-p.done:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("worker %d still running", p.Status().PID)
+		}
+	}
+}
