@@ -14,11 +14,11 @@ import (
 	"strings"
 	"time"
 
+	lab "github.com/rmlab/lab"
 	"github.com/testcontainers/testcontainers-go"
-	"github.com/testcontainers/testcontainers-go/wait"
 	tcmysql "github.com/testcontainers/testcontainers-go/modules/mysql"
 	tcredis "github.com/testcontainers/testcontainers-go/modules/redis"
-	lab "github.com/rmlab/lab"
+	"github.com/testcontainers/testcontainers-go/wait"
 )
 
 // Images the lab starts: the versions docker-compose.yml pins too.

@@ -13,9 +13,9 @@ import (
 
 func TestRedactionHidesPasswordsInDSNsAndURLs(t *testing.T) {
 	cases := map[string]string{
-		services.RedactDSN("app:s3cret@tcp(db:3306)/"):           "s3cret",
-		services.RedactDSN("app:s3cret@tcp(db:3306"):             "s3cret", // malformed
-		services.RedactURL("amqp://u:s3cret@broker:5672/"):       "s3cret",
+		services.RedactDSN("app:s3cret@tcp(db:3306)/"):          "s3cret",
+		services.RedactDSN("app:s3cret@tcp(db:3306"):            "s3cret", // malformed
+		services.RedactURL("amqp://u:s3cret@broker:5672/"):      "s3cret",
 		services.RedactURL("amqp://u:s3cret@broker:5672/%zz%"):  "s3cret", // malformed
 		services.RedactURL("amqp://u:p@ss:s3cret@broker:5672/"): "s3cret",
 	}
