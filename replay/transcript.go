@@ -36,7 +36,9 @@ func (r Report) WriteTranscript(w io.Writer) error {
 				mark = "✗"
 			}
 			fmt.Fprintf(&b, "%s **%s** (line %d)\n\n", mark, st.Kind, st.Line)
-			if len(st.Sent) > 0 {
+			// A sql step's observation already interleaves each statement
+			// with its answer, like a mysql client session.
+			if len(st.Sent) > 0 && st.Kind != "sql" {
 				lang := ""
 				if st.Kind == "sql" || st.Kind == "reset" || st.Kind == "ledger" {
 					lang = "sql"

@@ -227,7 +227,7 @@ func (o *Outcome) Text() string {
 	case o.Columns != nil:
 		return Table(o.Columns, o.Rows)
 	default:
-		return fmt.Sprintf("Query OK, %d row%s affected (%s)", o.Affected, plural(o.Affected), o.Elapsed.Round(time.Millisecond))
+		return fmt.Sprintf("Query OK, %d row%s affected (%.2f sec)", o.Affected, plural(o.Affected), o.Elapsed.Seconds())
 	}
 }
 

@@ -103,7 +103,7 @@ func (sqlKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		}
 		o := sess.Await(wait)
 		r.SetOutcome(o)
-		obs = append(obs, fmt.Sprintf("[%s] %s", name, o.Text()))
+		obs = append(obs, fmt.Sprintf("%s> %s;\n%s", name, st, o.Text()))
 		if o.Pending {
 			if !blocks {
 				res.Passed = false
