@@ -4,10 +4,11 @@ import (
 	"context"
 
 	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/broker"
 	"github.com/rmlab/lab/services"
 )
 
-// queuesFor wires the broker's queue state once the broker package exists.
-func queuesFor(*services.Services) func(context.Context, []string) ([]lab.QueueStat, error) {
-	return nil
+// queuesFor reads queue state at the broker for the queue panel and ledgers.
+func queuesFor(svc *services.Services) func(context.Context, []string) ([]lab.QueueStat, error) {
+	return broker.QueueReader(svc)
 }

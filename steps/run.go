@@ -101,6 +101,7 @@ type Run struct {
 	last     *Outcome
 	byName   map[string]*Outcome // last outcome per source
 	state    map[string]any      // kind-specific state (AMQP channels, proxies, ...)
+	vars     map[string]string   // ${name} values set by steps (SetVar)
 	cleanups []func()
 	Ledgers  []lab.Ledger
 }
@@ -163,6 +164,7 @@ func (r *Run) Close() {
 	cl := r.cleanups
 	r.cleanups = nil
 	r.state = map[string]any{}
+	r.vars = nil
 	r.mu.Unlock()
 	for _, s := range sess {
 		s.Close()
@@ -170,6 +172,17 @@ func (r *Run) Close() {
 	for i := len(cl) - 1; i >= 0; i-- {
 		cl[i]()
 	}
+}
+
+// SetVar makes ${name} expand to value in this run's later steps (e.g. the
+// address a fault proxy listens on). A choice of the same name wins.
+func (r *Run) SetVar(name, value string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.vars == nil {
+		r.vars = map[string]string{}
+	}
+	r.vars[name] = value
 }
 
 // Applies reports whether a step runs under this run's choices: a step with
@@ -205,6 +218,12 @@ func (r *Run) Expand(s string) string {
 			return strconv.Itoa(n)
 		}
 		if v, ok := r.Choices[sub[1]]; ok {
+			return v
+		}
+		r.mu.Lock()
+		v, ok := r.vars[sub[1]]
+		r.mu.Unlock()
+		if ok {
 			return v
 		}
 		return m

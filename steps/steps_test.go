@@ -56,7 +56,7 @@ func TestBlockedInsertWaitsInsideInnoDBWhileLaterStepsRun(t *testing.T) {
 	}
 	must(t, r, step("expect", "", "waiting"))
 	// The server sees B's transaction waiting for a lock.
-	must(t, r, step("sql", "session=C", "SELECT COUNT(*) FROM information_schema.INNODB_TRX WHERE trx_state='LOCK WAIT';"))
+	must(t, r, step("sql", "session=C", "SELECT COUNT(*) FROM information_schema.INNODB_TRX t JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id WHERE t.trx_state='LOCK WAIT' AND p.DB='blog_idempotency_lab_stepstest';"))
 	must(t, r, step("expect", "", "value 1"))
 	must(t, r, step("sql", "session=A", "COMMIT;"))
 	res = must(t, r, step("await", "session=B error=1062", ""))

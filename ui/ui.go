@@ -1,10 +1,21 @@
-// Package ui is the lab's screen (Bubble Tea v2).
+// Package ui is the lab's screen (Bubble Tea v2): the lesson list, the
+// lesson with its steps, and live panels for the lesson's tables, broker
+// queues, worker processes and outcome ledger.
+//
+// Layout of the package: app.go is the root model (routing, keys, layout);
+// component.go the pane interface; one file per pane (list.go, lesson.go
+// with prose.go for glamour, tables.go, queues.go, workers.go, ledger.go,
+// panels.go for the tab/stack container, help.go); session.go runs a
+// lesson's steps as commands; progress.go keeps progress.json; styles.go
+// and keys.go hold every style and key; text.go measures and fits text by
+// display width (CJK is two cells).
 package ui
 
 import (
 	"context"
 	"errors"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/rmlab/lab/steps"
 )
 
@@ -16,7 +27,19 @@ type Options struct {
 	Start      string // lesson id to open first
 }
 
-// Run shows the screen until the learner quits.
+// Run shows the screen until the learner quits. Whatever way it ends, the
+// open run is closed (workers killed, sessions rolled back) before it
+// returns.
 func Run(ctx context.Context, opt Options) error {
-	return errors.New("the screen is not built yet")
+	a, err := newApp(ctx, opt)
+	if err != nil {
+		return err
+	}
+	p := tea.NewProgram(a, tea.WithContext(ctx))
+	_, err = p.Run()
+	a.shutdown()
+	if errors.Is(err, tea.ErrProgramKilled) || errors.Is(err, tea.ErrInterrupted) {
+		return nil // ctrl-c or a signal: a normal way out
+	}
+	return err
 }

@@ -46,10 +46,10 @@ func RunChild(args []string) int {
 	if err := fs.Parse(own); err != nil {
 		return 2
 	}
-	_ = name
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	p := NewPoints(os.Stdin, os.Stdout, strings.Split(*pause, ","), func() { os.Exit(3) })
+	p.Name = *name
 	if err := m(ctx, p, rest); err != nil {
 		p.Logf("error: %v", err)
 		return 1

@@ -63,6 +63,7 @@ func Kinds() []string {
 // Points is the child side: it announces named points and pauses at the
 // ones the parent asked for.
 type Points struct {
+	Name  string // the lesson's name for this worker (--name)
 	mu    sync.Mutex
 	out   io.Writer
 	pause map[string]bool

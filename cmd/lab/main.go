@@ -17,6 +17,7 @@ import (
 	"time"
 
 	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/broker"
 	"github.com/rmlab/lab/labs"
 	"github.com/rmlab/lab/replay"
 	"github.com/rmlab/lab/services"
@@ -74,6 +75,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch cmd {
 	case "worker":
 		return worker.RunChild(args)
+	case "bench":
+		return cmdBench(args, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -246,7 +249,7 @@ func cmdReplay(ctx context.Context, g globals, args []string, all, jsonOut bool,
 		return code
 	}
 	defer svc.Close()
-	env := &steps.Env{Svc: svc, Binary: binary(), Replay: true}
+	env := &steps.Env{Svc: svc, Binary: binary(), Replay: true, Queues: broker.QueueReader(svc)}
 	rep := replay.Run(ctx, env, lessons, replay.Options{
 		Progress: func(line string) { fmt.Fprintln(stderr, line) },
 		Caps:     svc.Info.Caps(),
@@ -303,7 +306,7 @@ func cmdScreen(ctx context.Context, g globals, start string, stderr io.Writer) i
 		return code
 	}
 	defer svc.Close()
-	env := &steps.Env{Svc: svc, Binary: binary()}
+	env := &steps.Env{Svc: svc, Binary: binary(), Queues: broker.QueueReader(svc)}
 	if err := ui.Run(ctx, ui.Options{Env: env, Lang: g.lang, LessonsDir: g.lessons, Start: start}); err != nil {
 		printErr(stderr, err)
 		return 1

@@ -1,0 +1,266 @@
+package broker_test
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/broker"
+	"github.com/rmlab/lab/services"
+)
+
+// Tests talk to the real RabbitMQ (and a fake management API). Others use
+// the same broker at the same time, so every name is random.
+
+const brokerURL = "amqp://guest:guest@127.0.0.1:5672/"
+
+func uniqueName(_ *testing.T) string {
+	return "brokertest-" + strings.ToLower(rand.Text()[:12])
+}
+
+func channel(t *testing.T) *amqp.Channel {
+	t.Helper()
+	conn, err := services.DialAMQP(context.Background(), brokerURL)
+	if err != nil {
+		t.Fatalf("RabbitMQ at %s: %v", brokerURL, err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	ch, err := conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ch
+}
+
+func publish(t *testing.T, ch *amqp.Channel, queue string, n int) {
+	t.Helper()
+	if err := ch.Confirm(false); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		dc, err := ch.PublishWithDeferredConfirmWithContext(context.Background(), "", queue, false, false, amqp.Publishing{Body: []byte("x"), DeliveryMode: amqp.Persistent})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ok, err := dc.WaitContext(ctx)
+		cancel()
+		if err != nil || !ok {
+			t.Fatalf("publish %d to %s not confirmed: %v", i, queue, err)
+		}
+	}
+}
+
+func reader() *broker.Reader {
+	return &broker.Reader{Client: broker.NewClient(brokerURL)}
+}
+
+func declare(t *testing.T, q broker.Queue) {
+	t.Helper()
+	if err := broker.DeclareQueue(channel(t), q); err != nil {
+		t.Fatalf("declare %s: %v", q, err)
+	}
+	t.Cleanup(func() {
+		c := broker.NewClient(brokerURL)
+		defer c.Close()
+		if _, err := c.Remove(context.Background(), "queue", q.Name); err != nil {
+			t.Errorf("remove %s: %v", q.Name, err)
+		}
+	})
+}
+
+func TestStatCountsReadyAndConsumersAtTheBrokerAndUnackedTheLabHolds(t *testing.T) {
+	name := uniqueName(t)
+	declare(t, broker.Queue{Name: name, Durable: true})
+	publish(t, channel(t), name, 2)
+	r := reader()
+	defer r.Client.Close()
+	st, err := r.Stat(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.Exists || st.Ready != 2 || st.Consumers != 0 || st.Unacked != 0 || st.Source != broker.SourcePassive {
+		t.Fatalf("got %+v", st)
+	}
+	broker.Hold(name, 1)
+	defer broker.Hold(name, -1)
+	st, _ = r.Stat(context.Background(), name)
+	if st.Unacked != 1 {
+		t.Errorf("unacked %d, want the 1 delivery the lab holds", st.Unacked)
+	}
+}
+
+func TestStatOfAMissingQueueSaysItDoesNotExist(t *testing.T) {
+	r := reader()
+	defer r.Client.Close()
+	st, err := r.Stat(context.Background(), uniqueName(t))
+	if err != nil || st.Exists {
+		t.Fatalf("got %+v, %v", st, err)
+	}
+	// The reader's connection survives the 404 that closed the probe channel.
+	if _, err := r.Stat(context.Background(), uniqueName(t)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestStreamLengthIsReadFromTheLogWherePassiveDeclareSaysZero(t *testing.T) {
+	name := uniqueName(t)
+	declare(t, broker.Queue{Name: name, Type: broker.Stream, Durable: true})
+	publish(t, channel(t), name, 3)
+	r := reader()
+	defer r.Client.Close()
+	st, err := r.Stat(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Ready != 3 {
+		t.Fatalf("stream length %d, want 3", st.Ready)
+	}
+}
+
+func TestRemoveRefusesAQueueTheLabDidNotCreate(t *testing.T) {
+	name := uniqueName(t)
+	ch := channel(t)
+	if _, err := ch.QueueDeclare(name, true, false, false, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	c := broker.NewClient(brokerURL)
+	defer c.Close()
+	_, err := c.Remove(context.Background(), "queue", name)
+	var le *lab.Error
+	if !errors.As(err, &le) || !strings.Contains(le.What, "nothing was deleted") || le.Fix == "" {
+		t.Fatalf("got %v", err)
+	}
+	if _, err := ch.QueueDeclarePassive(name, true, false, false, false, nil); err != nil {
+		t.Fatalf("the queue is gone: %v", err)
+	}
+	ch.QueueDelete(name, false, false, false)
+}
+
+func TestRemoveDeletesAMarkedQueueAndItsMark(t *testing.T) {
+	name := uniqueName(t)
+	if err := broker.DeclareQueue(channel(t), broker.Queue{Name: name, Durable: true}); err != nil {
+		t.Fatal(err)
+	}
+	c := broker.NewClient(brokerURL)
+	defer c.Close()
+	note, err := c.Remove(context.Background(), "queue", name)
+	if err != nil || !strings.Contains(note, "queue.delete "+name) {
+		t.Fatalf("got %q, %v", note, err)
+	}
+	r := reader()
+	defer r.Client.Close()
+	if st, _ := r.Stat(context.Background(), name); st.Exists {
+		t.Fatal("the queue still exists")
+	}
+	ch := channel(t)
+	if err := ch.ExchangeDeclarePassive(broker.MarkOf("queue", name), "fanout", true, false, true, false, nil); err == nil {
+		t.Fatal("the mark exchange still exists")
+	}
+	// Removing again is a no-op, not an error.
+	if note, err := c.Remove(context.Background(), "queue", name); err != nil || note != "" {
+		t.Fatalf("second remove: %q, %v", note, err)
+	}
+}
+
+// fakeManagement answers GET /api/queues/{vhost}/{name} the way RabbitMQ's
+// management plugin does.
+func fakeManagement(t *testing.T, queues map[string]string) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u, p, ok := r.BasicAuth(); !ok || u != "guest" || p != "guest" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		body, ok := queues[r.URL.EscapedPath()]
+		if !ok {
+			w.WriteHeader(http.StatusNotFound)
+			w.Write([]byte(`{"error":"Object Not Found","reason":"Not Found"}`))
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(body))
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestManagementAPIReportsUnackedFromItsQueueJSON(t *testing.T) {
+	srv := fakeManagement(t, map[string]string{
+		"/api/queues/%2F/orders_alice": `{"name":"orders_alice","vhost":"/","type":"classic","durable":true,
+			"messages":3,"messages_ready":1,"messages_unacknowledged":2,"consumers":1}`,
+	})
+	m := &broker.Management{Base: srv.URL, User: "guest", Pass: "guest", VHost: "/", HTTP: srv.Client()}
+	f, err := m.Queue(context.Background(), "orders_alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !f.Exists || f.Ready != 1 || f.Unacked != 2 || f.Consumers != 1 || f.Type != "classic" {
+		t.Fatalf("got %+v", f)
+	}
+	f, err = m.Queue(context.Background(), "nope")
+	if err != nil || f.Exists {
+		t.Fatalf("missing queue: %+v, %v", f, err)
+	}
+	m.Pass = "wrong"
+	if _, err := m.Queue(context.Background(), "orders_alice"); err == nil || !strings.Contains(err.Error(), "monitoring") {
+		t.Fatalf("refused credentials: %v", err)
+	}
+}
+
+func TestReaderTakesUnackedFromTheManagementAPIWhenItAnswers(t *testing.T) {
+	name := uniqueName(t)
+	declare(t, broker.Queue{Name: name, Durable: true})
+	srv := fakeManagement(t, map[string]string{
+		"/api/queues/%2F/" + name: `{"name":"` + name + `","messages_ready":0,"messages_unacknowledged":4,"consumers":2}`,
+	})
+	r := reader()
+	defer r.Client.Close()
+	r.Mgmt = &broker.Management{Base: srv.URL, User: "guest", Pass: "guest", VHost: "/", HTTP: srv.Client()}
+	st, err := r.Stat(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Unacked != 4 || st.Source != broker.SourceManagement {
+		t.Fatalf("got %+v", st)
+	}
+}
+
+func TestManagementForUsesTheAMQPHostUserAndVhost(t *testing.T) {
+	m, err := broker.ManagementFor("amqp://alice:secret@rabbit.example:5673/shop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Base != "http://rabbit.example:15672" || m.User != "alice" || m.Pass != "secret" || m.VHost != "shop" {
+		t.Fatalf("got %+v", m)
+	}
+}
+
+// Restarting the broker drops every connection on the machine, colleagues'
+// included: this runs only when asked for.
+func TestRestartBringsTheBrokerBackAndKeepsADurableQueue(t *testing.T) {
+	if os.Getenv("LAB_TEST_BROKER_RESTART") != "1" {
+		t.Skip("restarts the shared RabbitMQ node; set LAB_TEST_BROKER_RESTART=1 (and run it on a machine where that is allowed)")
+	}
+	name := uniqueName(t)
+	declare(t, broker.Queue{Name: name, Durable: true})
+	publish(t, channel(t), name, 1)
+	ran, took, err := broker.Restart(context.Background(), brokerURL)
+	if err != nil {
+		t.Fatalf("%v (ran %v)", err, ran)
+	}
+	t.Logf("restart took %s: %v", took, ran)
+	r := reader()
+	defer r.Client.Close()
+	st, err := r.Stat(context.Background(), name)
+	if err != nil || st.Ready != 1 {
+		t.Fatalf("after the restart: %+v, %v", st, err)
+	}
+}

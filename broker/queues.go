@@ -1,0 +1,174 @@
+package broker
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/services"
+)
+
+// Sources a QueueStat names, so the learner knows where a figure came from.
+const (
+	SourcePassive    = "passive declare; unacked: the lab's own channels"
+	SourceManagement = "passive declare; unacked: management API"
+)
+
+// held counts deliveries the lab's own channels hold unacknowledged, per
+// queue (namespaced name). Without the management API this is the only
+// unacked figure the lab has: a passive declare reports ready messages and
+// consumers, never unacknowledged ones.
+var held = struct {
+	sync.Mutex
+	m map[string]int
+}{m: map[string]int{}}
+
+// Hold records n more (or, negative, fewer) deliveries of queue held
+// unacknowledged by the lab's channels.
+func Hold(queue string, n int) {
+	held.Lock()
+	defer held.Unlock()
+	held.m[queue] += n
+	if held.m[queue] <= 0 {
+		delete(held.m, queue)
+	}
+}
+
+// Held is how many deliveries of queue the lab's channels hold unacked.
+func Held(queue string) int {
+	held.Lock()
+	defer held.Unlock()
+	return held.m[queue]
+}
+
+// types remembers the type of each queue the lab declared: a stream answers
+// a passive declare with 0 messages, so its length is read from the log.
+var types sync.Map // namespaced name → "classic" | "quorum" | "stream"
+
+func noteType(name, typ string) { types.Store(name, typ) }
+
+// TypeOf is the type the lab declared queue name with, "" if unknown.
+func TypeOf(name string) string {
+	v, _ := types.Load(name)
+	s, _ := v.(string)
+	return s
+}
+
+// Reader reads queue state at the broker at the moment it is asked.
+type Reader struct {
+	Client *Client
+	Names  services.Names
+	Mgmt   *Management // nil when the management API did not answer
+}
+
+// NewReader reads through svc's broker; it asks the management API for
+// unacked counts only when `lab doctor`'s probe found it answering.
+func NewReader(svc *services.Services) *Reader {
+	r := &Reader{Client: NewClient(svc.Config.AMQP), Names: svc.Names}
+	if svc.Info.Management {
+		r.Mgmt, _ = ManagementFor(svc.Config.AMQP)
+	}
+	return r
+}
+
+// QueueReader is what steps.Env.Queues wants: the state of each queue,
+// named as the article names it (the namespace is added here).
+func QueueReader(svc *services.Services) func(ctx context.Context, names []string) ([]lab.QueueStat, error) {
+	r := NewReader(svc)
+	return r.Read
+}
+
+// Read returns the state of each article-named queue, in order.
+func (r *Reader) Read(ctx context.Context, names []string) ([]lab.QueueStat, error) {
+	out := make([]lab.QueueStat, 0, len(names))
+	for _, n := range names {
+		st, err := r.Stat(ctx, r.Names.Name(n))
+		if err != nil {
+			return out, err
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// Stat reads one queue by its real (namespaced) name. Ready and consumers
+// come from a passive declare, exact at this moment; a stream's length from
+// reading its log; unacked from the management API when it answers, else
+// from the deliveries the lab's own channels hold.
+func (r *Reader) Stat(ctx context.Context, name string) (lab.QueueStat, error) {
+	st := lab.QueueStat{Name: name, Source: SourcePassive}
+	err := r.Client.Probe(ctx, func(ch *amqp.Channel) error {
+		q, err := ch.QueueDeclarePassive(name, false, false, false, false, nil)
+		if err != nil {
+			return err
+		}
+		st.Exists, st.Ready, st.Consumers = true, q.Messages, q.Consumers
+		return nil
+	})
+	if IsNotFound(err) {
+		return st, nil
+	}
+	if err != nil {
+		return st, fmt.Errorf("read queue %s at the broker: %w", name, err)
+	}
+	if TypeOf(name) == "stream" {
+		n, err := r.StreamLength(ctx, name)
+		if err != nil {
+			return st, err
+		}
+		st.Ready = n
+	}
+	st.Unacked = Held(name)
+	if r.Mgmt != nil {
+		if f, err := r.Mgmt.Queue(ctx, name); err == nil && f.Exists {
+			st.Unacked, st.Source = f.Unacked, SourceManagement
+		}
+	}
+	return st, nil
+}
+
+// StreamLength counts the messages in a stream by reading it from the first
+// offset: a stream is a log, and RabbitMQ answers a passive declare on it
+// with 0 messages. The read stops once the log has been idle for a moment.
+func (r *Reader) StreamLength(ctx context.Context, name string) (int, error) {
+	n := 0
+	err := r.Client.Probe(ctx, func(ch *amqp.Channel) error {
+		// Streams need a prefetch and manual acks to deliver at all.
+		if err := ch.Qos(1000, 0, false); err != nil {
+			return err
+		}
+		ds, err := ch.Consume(name, "", false, false, false, false, amqp.Table{"x-stream-offset": "first"})
+		if err != nil {
+			return err
+		}
+		first := time.NewTimer(1500 * time.Millisecond)
+		defer first.Stop()
+		idle := first.C
+		var last uint64
+		for {
+			select {
+			case d, ok := <-ds:
+				if !ok {
+					return fmt.Errorf("the channel closed while reading stream %s", name)
+				}
+				n++
+				last = d.DeliveryTag
+				first.Reset(250 * time.Millisecond)
+			case <-idle:
+				if last > 0 {
+					_ = ch.Ack(last, true)
+				}
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+	})
+	if err != nil {
+		return 0, fmt.Errorf("read stream %s from its first offset: %w", name, err)
+	}
+	return n, nil
+}

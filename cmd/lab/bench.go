@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/rmlab/lab/bench"
+)
+
+const benchUsage = `usage: lab bench relay --events N --workers W [--batch B] [--no-skip-locked] [--rounds 3] [--json]
+                     [--mysql DSN] [--amqp URL] [--namespace NS]
+
+Pushes N outbox events through W relays (the lab's relay, as goroutines) into a
+real queue and reports events/s and commit→SENT latency, then publishes N
+messages of the same shape from W publishers with up to B confirms outstanding
+and no database: the ratio of the two rates is the cost of the outbox itself.
+It creates blog_outbox_lab_NSbench and the queue bench.relay_NSbench, and drops
+both at the end.
+`
+
+// cmdBench is `lab bench relay ...`.
+func cmdBench(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] != "relay" {
+		fmt.Fprint(stderr, benchUsage)
+		return 2
+	}
+	var g globals
+	fs := flag.NewFlagSet("lab bench relay", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, benchUsage) }
+	g.flags(fs)
+	var o bench.Options
+	fs.IntVar(&o.Events, "events", 10000, "events to push through the relays")
+	fs.IntVar(&o.Workers, "workers", 4, "relays (and baseline publishers)")
+	fs.IntVar(&o.Batch, "batch", 50, "events per claim (and confirms outstanding per publisher)")
+	noSkip := fs.Bool("no-skip-locked", false, "claim with plain FOR UPDATE")
+	fs.DurationVar(&o.Poll, "poll", 20*time.Millisecond, "relays' idle wait")
+	fs.IntVar(&o.Rounds, "rounds", 3, "relay and baseline runs, alternated (medians reported)")
+	jsonOut := fs.Bool("json", false, "print the result as JSON")
+	if err := fs.Parse(args[1:]); err != nil {
+		return 2
+	}
+	o.SkipLocked = !*noSkip
+	if err := g.cfg.FromEnv().Validate(); err != nil {
+		printErr(stderr, err)
+		return 2
+	}
+	o.Progress = func(s string) { fmt.Fprintln(stderr, "lab bench:", s) }
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := bench.Run(ctx, g.cfg, o)
+	if err != nil {
+		printErr(stderr, err)
+		return 1
+	}
+	if *jsonOut {
+		if err := json.NewEncoder(stdout).Encode(res); err != nil {
+			return 1
+		}
+		return 0
+	}
+	fmt.Fprintln(stdout, res)
+	return 0
+}

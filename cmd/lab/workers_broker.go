@@ -1,0 +1,13 @@
+package main
+
+import (
+	"github.com/rmlab/lab/batch"
+	"github.com/rmlab/lab/producer"
+	"github.com/rmlab/lab/worker"
+)
+
+// The broker part's worker programs.
+func init() {
+	worker.Register("producer", producer.Main)
+	worker.Register("batch-consumer", batch.Main)
+}

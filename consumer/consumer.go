@@ -1,0 +1,654 @@
+// Package consumer is the lab's message consumer: it awards points for a paid
+// order (or queues an SMS task) in blog_idempotency_lab, deduplicating with
+// one of several strategies, some safe and some deliberately not, so lessons
+// can kill the same code at named points and show what each leaves behind.
+//
+// It runs as `lab worker consumer` (see Main) and takes one message from
+// flags or consumes a RabbitMQ queue:
+//
+//	lab worker consumer [--name N] [--pause-at p1,p2] --strategy S
+//	    [--consumer points-award] [--effect points|sms-task] [--db blog_idempotency_lab] [--ttl 3600]
+//	  one message from flags:  --event ID --key BUSINESS_KEY --user N --amount N
+//	  or from RabbitMQ:        --queue NAME [--count N] [--ack after-commit|before-commit] [--prefetch 1]
+//
+// Strategies (the mark is a consumed_operation row keyed by consumer name and
+// business key unless said otherwise):
+//
+//	one-tx         the article's rule: mark + effect in one InnoDB transaction.
+//	               A duplicate key (1062) gets an explicit ROLLBACK and a
+//	               comparison with the stored row: same user and amount →
+//	               "duplicate absorbed"; different → a row in consumed_conflict
+//	               and outcome "conflict", never acknowledged as done.
+//	blind-key      one-tx without the comparison: every 1062 counts as done,
+//	               so a different payload under the same key vanishes silently.
+//	message-id     one-tx keyed by the message (event) id instead of the
+//	               business key: the same operation re-wrapped under a new
+//	               message id is applied again.
+//	mark-first     the mark commits in its own transaction, then the effect in
+//	               another: dying in between leaves a mark with no effect.
+//	points-first   the effect commits first (after checking for a mark), then
+//	               the mark: dying in between applies the effect again on
+//	               redelivery.
+//	redis-first    SET lab:dedup:CONSUMER:KEY EVENT NX EX TTL, then the effect
+//	               in a DB transaction with no DB mark: if the transaction
+//	               fails, the Redis mark turns the retry away.
+//	db-then-redis  GET the Redis mark, the effect in a DB transaction, then SET
+//	               the mark: dying before the SET applies the effect again.
+//	redis-filter   Redis as a fast filter in front of one-tx: a hit skips the
+//	               database, a miss goes to the one-tx rule, and the mark is set
+//	               only after the database committed (or absorbed) the work.
+//
+// Named pause points, in the order a strategy reaches them (a point a strategy
+// has no use for is not reached):
+//
+//	received                    the message is decoded
+//	after-redis                 the Redis mark was written (redis-first: before
+//	                            the DB work; db-then-redis, redis-filter: after)
+//	after-begin                 START TRANSACTION sent
+//	after-mark                  the consumed_operation row inserted (uncommitted
+//	                            in one-tx)
+//	after-update                the effect written (points or SMS task)
+//	before-commit               just before the first COMMIT
+//	after-mark-commit           mark-first / points-first: the mark committed
+//	after-points-commit         mark-first / points-first: the effect committed
+//	after-commit                the whole handling is committed
+//	before-ack, after-ack       queue mode: around basic.ack
+//
+// With --ack before-commit (queue mode, the unsafe order) the ack happens at
+// before-commit, before the first COMMIT; with --ack after-commit (the safe
+// order) after everything committed. A conflict is rejected without requeue
+// (the payload is kept in consumed_conflict); a failure (no account, a
+// database error) is nacked with requeue.
+package consumer
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	gomysql "github.com/go-sql-driver/mysql"
+	"github.com/redis/go-redis/v9"
+
+	labsql "github.com/rmlab/lab/sql"
+	"github.com/rmlab/lab/worker"
+)
+
+// Message is one payment event as the consumer sees it.
+type Message struct {
+	EventID     string `json:"event_id"`
+	BusinessKey string `json:"business_key"`
+	UserID      int64  `json:"user_id"`
+	Amount      int64  `json:"amount"`
+}
+
+func (m Message) String() string {
+	return fmt.Sprintf("%s key %s user %d amount %d", m.EventID, m.BusinessKey, m.UserID, m.Amount)
+}
+
+// Outcome is what handling one message came to.
+type Outcome string
+
+const (
+	Applied  Outcome = "applied"            // the effect was written and committed
+	Absorbed Outcome = "duplicate absorbed" // judged already done; nothing written
+	Conflict Outcome = "conflict"           // same key, different payload; recorded
+)
+
+// Result is an outcome with the line the learner reads.
+type Result struct {
+	Outcome Outcome
+	Detail  string
+}
+
+// Strategy names one deduplication strategy (see the package doc).
+type Strategy string
+
+const (
+	OneTx       Strategy = "one-tx"
+	BlindKey    Strategy = "blind-key"
+	MessageID   Strategy = "message-id"
+	MarkFirst   Strategy = "mark-first"
+	PointsFirst Strategy = "points-first"
+	RedisFirst  Strategy = "redis-first"
+	DBThenRedis Strategy = "db-then-redis"
+	RedisFilter Strategy = "redis-filter"
+)
+
+// Strategies lists every strategy, for flag help and errors.
+var Strategies = []Strategy{OneTx, BlindKey, MessageID, MarkFirst, PointsFirst, RedisFirst, DBThenRedis, RedisFilter}
+
+func (s Strategy) valid() bool {
+	for _, x := range Strategies {
+		if s == x {
+			return true
+		}
+	}
+	return false
+}
+
+func (s Strategy) usesRedis() bool { return s == RedisFirst || s == DBThenRedis || s == RedisFilter }
+
+// Effect is the business change a consumer makes.
+type Effect string
+
+const (
+	EffectPoints  Effect = "points"   // UPDATE points_account SET points=points+amount
+	EffectSMSTask Effect = "sms-task" // INSERT INTO sms_task (sent later by the executor)
+)
+
+// Consumer handles messages with one strategy against one database.
+type Consumer struct {
+	DB       *sql.DB       // opened on the (namespaced) database
+	DBName   string        // for messages
+	Redis    *redis.Client // only for the redis strategies
+	RedisKey func(consumer, businessKey string) string
+	TTL      time.Duration // Redis mark lifetime
+	Name     string        // consumer_name, e.g. points-award
+	Strategy Strategy
+	Effect   Effect
+	P        *worker.Points
+}
+
+// ErrNoAccount: the UPDATE found no points account; the work was rolled back.
+var ErrNoAccount = errors.New("no points account")
+
+// ConflictError is returned in flag mode for a recorded conflict, so the
+// process exits non-zero: a conflict is never a silent success.
+type ConflictError struct{ Detail string }
+
+func (e *ConflictError) Error() string { return e.Detail }
+
+// early is called just before the first COMMIT (the unsafe ack order).
+type early func(ctx context.Context) error
+
+// Handle processes one message. before, when not nil, runs just before the
+// first COMMIT the strategy sends.
+func (c *Consumer) Handle(ctx context.Context, m Message, before early) (Result, error) {
+	if err := c.reach(ctx, "received"); err != nil {
+		return Result{}, err
+	}
+	h := &handling{c: c, m: m, before: before}
+	switch c.Strategy {
+	case OneTx, BlindKey, MessageID:
+		return h.oneTx(ctx)
+	case MarkFirst:
+		return h.markFirst(ctx)
+	case PointsFirst:
+		return h.pointsFirst(ctx)
+	case RedisFirst:
+		return h.redisFirst(ctx)
+	case DBThenRedis:
+		return h.dbThenRedis(ctx)
+	case RedisFilter:
+		return h.redisFilter(ctx)
+	}
+	return Result{}, fmt.Errorf("unknown strategy %q (known: %s)", c.Strategy, strategyList())
+}
+
+func strategyList() string {
+	var s []string
+	for _, x := range Strategies {
+		s = append(s, string(x))
+	}
+	return strings.Join(s, ", ")
+}
+
+func (c *Consumer) reach(ctx context.Context, point string) error {
+	if c.P == nil {
+		return nil
+	}
+	return c.P.Reach(ctx, point)
+}
+
+func (c *Consumer) logf(format string, args ...any) {
+	if c.P != nil {
+		c.P.Logf(format, args...)
+	}
+}
+
+// handling is one message going through one strategy.
+type handling struct {
+	c      *Consumer
+	m      Message
+	before early
+	called bool
+}
+
+// commit runs the early hook once, reaches before-commit and commits.
+func (h *handling) commit(ctx context.Context, tx *sql.Tx) error {
+	if h.before != nil && !h.called {
+		h.called = true
+		if err := h.before(ctx); err != nil {
+			tx.Rollback()
+			return err
+		}
+	}
+	if err := h.c.reach(ctx, "before-commit"); err != nil {
+		tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("COMMIT in %s: %w", h.c.DBName, err)
+	}
+	return nil
+}
+
+// key is what the mark is keyed by: the business key, or (message-id) the
+// event id.
+func (h *handling) key() string {
+	if h.c.Strategy == MessageID {
+		return h.m.EventID
+	}
+	return h.m.BusinessKey
+}
+
+// begin starts a transaction on one connection and reaches after-begin.
+func (h *handling) begin(ctx context.Context, point bool) (*sql.Tx, error) {
+	tx, err := h.c.DB.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, h.c.dbErr("START TRANSACTION", err)
+	}
+	if point {
+		if err := h.c.reach(ctx, "after-begin"); err != nil {
+			tx.Rollback()
+			return nil, err
+		}
+	}
+	return tx, nil
+}
+
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// insertMark writes the consumed_operation row. dup reports a 1062.
+func (h *handling) insertMark(ctx context.Context, x execer) (dup bool, err error) {
+	_, err = x.ExecContext(ctx, "INSERT INTO consumed_operation VALUES(?,?,?,?,?)",
+		h.c.Name, h.key(), h.m.EventID, h.m.UserID, h.m.Amount)
+	if errCode(err) == 1062 {
+		return true, nil
+	}
+	if err != nil {
+		return false, h.c.dbErr("INSERT INTO consumed_operation", err)
+	}
+	return false, nil
+}
+
+// effect writes the business change and checks that it found its row.
+func (h *handling) effect(ctx context.Context, x execer) error {
+	switch h.c.Effect {
+	case EffectSMSTask:
+		_, err := x.ExecContext(ctx, "INSERT INTO sms_task (task_id,user_id,body,status) VALUES(?,?,?,'NEW')",
+			h.c.Name+":"+h.m.BusinessKey, h.m.UserID,
+			fmt.Sprintf("Order paid: %d points are on their way (%s)", h.m.Amount, h.m.BusinessKey))
+		if errCode(err) == 1146 {
+			return fmt.Errorf("table sms_task does not exist in %s: the lesson creates it with sql/idempotency/sms_task.sql", h.c.DBName)
+		}
+		if err != nil {
+			return h.c.dbErr("INSERT INTO sms_task", err)
+		}
+		return nil
+	default:
+		res, err := x.ExecContext(ctx, "UPDATE points_account SET points=points+? WHERE user_id=?", h.m.Amount, h.m.UserID)
+		if err != nil {
+			return h.c.dbErr("UPDATE points_account", err)
+		}
+		// 0 rows is not an SQL error; the application must check it.
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("%w for user %d: UPDATE matched 0 rows", ErrNoAccount, h.m.UserID)
+		}
+		return nil
+	}
+}
+
+func (h *handling) appliedText() string {
+	if h.c.Effect == EffectSMSTask {
+		return fmt.Sprintf("applied: SMS task %s:%s queued for user %d (%s, %s)", h.c.Name, h.m.BusinessKey, h.m.UserID, h.m.BusinessKey, h.m.EventID)
+	}
+	return fmt.Sprintf("applied: +%d points to user %d (%s, %s)", h.m.Amount, h.m.UserID, h.m.BusinessKey, h.m.EventID)
+}
+
+// oneTx is one-tx, blind-key and message-id: mark and effect in one
+// transaction; they differ in the key and in what a duplicate means.
+func (h *handling) oneTx(ctx context.Context) (Result, error) {
+	tx, err := h.begin(ctx, true)
+	if err != nil {
+		return Result{}, err
+	}
+	dup, err := h.insertMark(ctx, tx)
+	if err != nil {
+		tx.Rollback()
+		return Result{}, err
+	}
+	if dup {
+		// 1062 rolled back the statement only; end the transaction
+		// explicitly before looking at the stored row.
+		if err := tx.Rollback(); err != nil {
+			return Result{}, h.c.dbErr("ROLLBACK", err)
+		}
+		h.c.logf("mark %s/%s exists (1062): rolled back", h.c.Name, h.key())
+		return h.compare(ctx)
+	}
+	if err := h.c.reach(ctx, "after-mark"); err != nil {
+		tx.Rollback()
+		return Result{}, err
+	}
+	if err := h.effect(ctx, tx); err != nil {
+		tx.Rollback()
+		return Result{}, fmt.Errorf("%w; rolled back, nothing committed", err)
+	}
+	if err := h.c.reach(ctx, "after-update"); err != nil {
+		tx.Rollback()
+		return Result{}, err
+	}
+	if err := h.commit(ctx, tx); err != nil {
+		return Result{}, err
+	}
+	if err := h.c.reach(ctx, "after-commit"); err != nil {
+		return Result{}, err
+	}
+	return Result{Outcome: Applied, Detail: h.appliedText()}, nil
+}
+
+// compare reads the stored mark after a duplicate key and decides.
+func (h *handling) compare(ctx context.Context) (Result, error) {
+	var ev string
+	var user, amount int64
+	err := h.c.DB.QueryRowContext(ctx,
+		"SELECT event_id,user_id,amount FROM consumed_operation WHERE consumer_name=? AND business_key=?",
+		h.c.Name, h.key()).Scan(&ev, &user, &amount)
+	if err != nil {
+		return Result{}, h.c.dbErr("SELECT the stored consumed_operation row", err)
+	}
+	stored := fmt.Sprintf("stored %s user %d amount %d", ev, user, amount)
+	if h.c.Strategy == BlindKey || (user == h.m.UserID && amount == h.m.Amount) {
+		return Result{Outcome: Absorbed, Detail: fmt.Sprintf("duplicate absorbed: %s already did %s (%s); nothing written",
+			h.c.Name, h.key(), stored)}, nil
+	}
+	if err := h.recordConflict(ctx, ev, user, amount); err != nil {
+		return Result{}, err
+	}
+	return Result{Outcome: Conflict, Detail: fmt.Sprintf("conflict: %s %s has %s, the message says user %d amount %d; recorded in consumed_conflict, not acknowledged as done",
+		h.c.Name, h.key(), stored, h.m.UserID, h.m.Amount)}, nil
+}
+
+func (h *handling) recordConflict(ctx context.Context, ev string, user, amount int64) error {
+	const q = "INSERT INTO consumed_conflict (consumer_name,business_key,event_id,user_id,amount,stored_event_id,stored_user_id,stored_amount)" +
+		" VALUES(?,?,?,?,?,?,?,?) ON DUPLICATE KEY UPDATE seen=seen+1"
+	args := []any{h.c.Name, h.key(), h.m.EventID, h.m.UserID, h.m.Amount, ev, user, amount}
+	_, err := h.c.DB.ExecContext(ctx, q, args...)
+	if errCode(err) == 1146 {
+		// The lesson did not create the table: create it from the same file.
+		ddl, ferr := labsql.File("idempotency/conflict.sql")
+		if ferr != nil {
+			return ferr
+		}
+		for _, st := range labsql.Split(ddl) {
+			if _, err := h.c.DB.ExecContext(ctx, st); err != nil {
+				return h.c.dbErr("create consumed_conflict", err)
+			}
+		}
+		_, err = h.c.DB.ExecContext(ctx, q, args...)
+	}
+	if err != nil {
+		return h.c.dbErr("record the conflict in consumed_conflict", err)
+	}
+	return nil
+}
+
+// markFirst commits the mark, then the effect, in two transactions.
+func (h *handling) markFirst(ctx context.Context) (Result, error) {
+	tx, err := h.begin(ctx, true)
+	if err != nil {
+		return Result{}, err
+	}
+	dup, err := h.insertMark(ctx, tx)
+	if err != nil {
+		tx.Rollback()
+		return Result{}, err
+	}
+	if dup {
+		tx.Rollback()
+		return Result{Outcome: Absorbed, Detail: fmt.Sprintf("duplicate absorbed: the mark %s/%s exists, so this consumer treats the work as done; nothing written",
+			h.c.Name, h.key())}, nil
+	}
+	if err := h.c.reach(ctx, "after-mark"); err != nil {
+		tx.Rollback()
+		return Result{}, err
+	}
+	if err := h.commit(ctx, tx); err != nil {
+		return Result{}, err
+	}
+	h.c.logf("mark %s/%s committed (transaction 1 of 2)", h.c.Name, h.key())
+	if err := h.c.reach(ctx, "after-mark-commit"); err != nil {
+		return Result{}, err
+	}
+	tx, err = h.begin(ctx, false)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := h.effect(ctx, tx); err != nil {
+		tx.Rollback()
+		return Result{}, fmt.Errorf("%w; the mark is already committed", err)
+	}
+	if err := h.c.reach(ctx, "after-update"); err != nil {
+		tx.Rollback()
+		return Result{}, err
+	}
+	if err := tx.Commit(); err != nil {
+		return Result{}, h.c.dbErr("COMMIT", err)
+	}
+	h.c.logf("effect committed (transaction 2 of 2)")
+	if err := h.c.reach(ctx, "after-points-commit"); err != nil {
+		return Result{}, err
+	}
+	if err := h.c.reach(ctx, "after-commit"); err != nil {
+		return Result{}, err
+	}
+	return Result{Outcome: Applied, Detail: h.appliedText()}, nil
+}
+
+// pointsFirst checks for a mark, commits the effect, then the mark.
+func (h *handling) pointsFirst(ctx context.Context) (Result, error) {
+	var n int
+	if err := h.c.DB.QueryRowContext(ctx,
+		"SELECT COUNT(*) FROM consumed_operation WHERE consumer_name=? AND business_key=?", h.c.Name, h.key()).Scan(&n); err != nil {
+		return Result{}, h.c.dbErr("SELECT the mark", err)
+	}
+	if n > 0 {
+		return Result{Outcome: Absorbed, Detail: fmt.Sprintf("duplicate absorbed: the mark %s/%s exists; nothing written", h.c.Name, h.key())}, nil
+	}
+	tx, err := h.begin(ctx, true)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := h.effect(ctx, tx); err != nil {
+		tx.Rollback()
+		return Result{}, fmt.Errorf("%w; rolled back", err)
+	}
+	if err := h.c.reach(ctx, "after-update"); err != nil {
+		tx.Rollback()
+		return Result{}, err
+	}
+	if err := h.commit(ctx, tx); err != nil {
+		return Result{}, err
+	}
+	h.c.logf("effect committed (transaction 1 of 2)")
+	if err := h.c.reach(ctx, "after-points-commit"); err != nil {
+		return Result{}, err
+	}
+	tx, err = h.begin(ctx, false)
+	if err != nil {
+		return Result{}, err
+	}
+	dup, err := h.insertMark(ctx, tx)
+	if err != nil {
+		tx.Rollback()
+		return Result{}, err
+	}
+	if dup {
+		// Another delivery got here in between: the effect ran twice.
+		tx.Rollback()
+		return Result{Outcome: Applied, Detail: h.appliedText() + "; the mark already existed, so the effect ran twice"}, nil
+	}
+	if err := h.c.reach(ctx, "after-mark"); err != nil {
+		tx.Rollback()
+		return Result{}, err
+	}
+	if err := tx.Commit(); err != nil {
+		return Result{}, h.c.dbErr("COMMIT", err)
+	}
+	h.c.logf("mark %s/%s committed (transaction 2 of 2)", h.c.Name, h.key())
+	if err := h.c.reach(ctx, "after-mark-commit"); err != nil {
+		return Result{}, err
+	}
+	if err := h.c.reach(ctx, "after-commit"); err != nil {
+		return Result{}, err
+	}
+	return Result{Outcome: Applied, Detail: h.appliedText()}, nil
+}
+
+// effectTx writes only the effect, in one transaction (the Redis strategies
+// keep no mark in the database).
+func (h *handling) effectTx(ctx context.Context) error {
+	tx, err := h.begin(ctx, true)
+	if err != nil {
+		return err
+	}
+	if err := h.effect(ctx, tx); err != nil {
+		tx.Rollback()
+		return fmt.Errorf("%w; rolled back", err)
+	}
+	if err := h.c.reach(ctx, "after-update"); err != nil {
+		tx.Rollback()
+		return err
+	}
+	if err := h.commit(ctx, tx); err != nil {
+		return err
+	}
+	return h.c.reach(ctx, "after-commit")
+}
+
+func (h *handling) redisKey() string { return h.c.RedisKey(h.c.Name, h.m.BusinessKey) }
+
+func (h *handling) redisCheck(ctx context.Context) (string, bool, error) {
+	v, err := h.c.Redis.Get(ctx, h.redisKey()).Result()
+	if err == redis.Nil {
+		h.c.logf("GET %s → (nil): no mark", h.redisKey())
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("Redis GET %s: %w", h.redisKey(), err)
+	}
+	h.c.logf("GET %s → %s", h.redisKey(), v)
+	return v, true, nil
+}
+
+func (h *handling) redisSet(ctx context.Context, nx bool) (bool, error) {
+	k := h.redisKey()
+	secs := int64(h.c.TTL / time.Second)
+	var ok bool
+	var err error
+	if nx {
+		ok, err = h.c.Redis.SetNX(ctx, k, h.m.EventID, h.c.TTL).Result()
+		if err == nil {
+			reply := "OK"
+			if !ok {
+				reply = "(nil): the key exists"
+			}
+			h.c.logf("SET %s %s NX EX %d → %s", k, h.m.EventID, secs, reply)
+		}
+	} else {
+		err = h.c.Redis.Set(ctx, k, h.m.EventID, h.c.TTL).Err()
+		ok = err == nil
+		if ok {
+			h.c.logf("SET %s %s EX %d → OK", k, h.m.EventID, secs)
+		}
+	}
+	if err != nil {
+		return false, fmt.Errorf("Redis SET %s: %w", k, err)
+	}
+	return ok, nil
+}
+
+// redisFirst: SET NX, then the effect. Redis and the database share no
+// transaction, so a failed transaction leaves the mark behind.
+func (h *handling) redisFirst(ctx context.Context) (Result, error) {
+	ok, err := h.redisSet(ctx, true)
+	if err != nil {
+		return Result{}, err
+	}
+	if !ok {
+		return Result{Outcome: Absorbed, Detail: fmt.Sprintf("duplicate absorbed: the Redis mark %s exists, so the message is turned away; nothing written", h.redisKey())}, nil
+	}
+	if err := h.c.reach(ctx, "after-redis"); err != nil {
+		return Result{}, err
+	}
+	if err := h.effectTx(ctx); err != nil {
+		return Result{}, fmt.Errorf("%w (the Redis mark %s stays set)", err, h.redisKey())
+	}
+	return Result{Outcome: Applied, Detail: h.appliedText()}, nil
+}
+
+// dbThenRedis: check the mark, the effect, then SET the mark.
+func (h *handling) dbThenRedis(ctx context.Context) (Result, error) {
+	if _, found, err := h.redisCheck(ctx); err != nil {
+		return Result{}, err
+	} else if found {
+		return Result{Outcome: Absorbed, Detail: fmt.Sprintf("duplicate absorbed: the Redis mark %s exists; nothing written", h.redisKey())}, nil
+	}
+	if err := h.effectTx(ctx); err != nil {
+		return Result{}, err
+	}
+	if _, err := h.redisSet(ctx, false); err != nil {
+		return Result{}, fmt.Errorf("%w (the effect is committed; a redelivery will apply it again)", err)
+	}
+	if err := h.c.reach(ctx, "after-redis"); err != nil {
+		return Result{}, err
+	}
+	return Result{Outcome: Applied, Detail: h.appliedText()}, nil
+}
+
+// redisFilter: Redis answers "certainly done" fast; everything else goes to
+// the one-tx rule in the database, which stays the authority.
+func (h *handling) redisFilter(ctx context.Context) (Result, error) {
+	if _, found, err := h.redisCheck(ctx); err != nil {
+		return Result{}, err
+	} else if found {
+		return Result{Outcome: Absorbed, Detail: fmt.Sprintf("duplicate absorbed: Redis filter hit %s, the database was not asked", h.redisKey())}, nil
+	}
+	res, err := h.oneTx(ctx)
+	if err != nil || res.Outcome == Conflict {
+		return res, err
+	}
+	// Set only once the database has the mark: a Redis hit then always
+	// means committed work.
+	if _, err := h.redisSet(ctx, false); err != nil {
+		h.c.logf("warning: %v (harmless: the database rule still holds)", err)
+	} else if err := h.c.reach(ctx, "after-redis"); err != nil {
+		return Result{}, err
+	}
+	return res, nil
+}
+
+func errCode(err error) uint16 {
+	var me *gomysql.MySQLError
+	if errors.As(err, &me) {
+		return me.Number
+	}
+	return 0
+}
+
+func (c *Consumer) dbErr(what string, err error) error {
+	switch errCode(err) {
+	case 1049:
+		return fmt.Errorf("%s: database %s does not exist: run the lesson's reset step (reset db=blog_idempotency_lab): %w", what, c.DBName, err)
+	case 1146:
+		return fmt.Errorf("%s: a table is missing in %s: run the lesson's reset step: %w", what, c.DBName, err)
+	}
+	return fmt.Errorf("%s in %s: %w", what, c.DBName, err)
+}

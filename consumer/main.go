@@ -1,0 +1,175 @@
+package consumer
+
+import (
+	"context"
+	"database/sql"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	gomysql "github.com/go-sql-driver/mysql"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/rmlab/lab/services"
+	"github.com/rmlab/lab/worker"
+)
+
+// Options are the consumer's flags.
+type Options struct {
+	Strategy Strategy
+	Consumer string
+	Effect   Effect
+	DB       string // article name; the namespace is added
+	TTL      time.Duration
+	// One message from flags.
+	Msg Message
+	// Or a queue.
+	Queue    string
+	Count    int
+	Ack      string // after-commit | before-commit
+	Prefetch int
+}
+
+// ParseArgs reads the consumer's flags (the worker layer has taken --name and
+// --pause-at off already).
+func ParseArgs(args []string) (Options, error) {
+	var o Options
+	fs := flag.NewFlagSet("lab worker consumer", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	strategy := fs.String("strategy", "", "one of: "+strategyList())
+	fs.StringVar(&o.Consumer, "consumer", "points-award", "consumer_name of the mark")
+	effect := fs.String("effect", string(EffectPoints), "points or sms-task")
+	fs.StringVar(&o.DB, "db", services.IdempotencyDB, "article database name (namespace added)")
+	ttl := fs.Int("ttl", 3600, "Redis mark lifetime in seconds")
+	fs.StringVar(&o.Msg.EventID, "event", "", "event (message) id")
+	fs.StringVar(&o.Msg.BusinessKey, "key", "", "business key, e.g. order:42:paid")
+	fs.Int64Var(&o.Msg.UserID, "user", 0, "user id")
+	fs.Int64Var(&o.Msg.Amount, "amount", 0, "points to award")
+	fs.StringVar(&o.Queue, "queue", "", "consume this queue (article name; namespace added)")
+	fs.IntVar(&o.Count, "count", 0, "stop after N deliveries (0: until SIGTERM)")
+	fs.StringVar(&o.Ack, "ack", "after-commit", "after-commit or before-commit")
+	fs.IntVar(&o.Prefetch, "prefetch", 1, "basic.qos prefetch count")
+	if err := fs.Parse(args); err != nil {
+		return o, fmt.Errorf("lab worker consumer: %v", err)
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("lab worker consumer: unexpected argument %q", fs.Arg(0))
+	}
+	o.Strategy, o.Effect = Strategy(*strategy), Effect(*effect)
+	o.TTL = time.Duration(*ttl) * time.Second
+	switch {
+	case *strategy == "":
+		return o, fmt.Errorf("lab worker consumer: --strategy is required (%s)", strategyList())
+	case !o.Strategy.valid():
+		return o, fmt.Errorf("lab worker consumer: unknown --strategy %q (known: %s)", *strategy, strategyList())
+	case o.Effect != EffectPoints && o.Effect != EffectSMSTask:
+		return o, fmt.Errorf("lab worker consumer: --effect %q: use points or sms-task", *effect)
+	case o.Ack != "after-commit" && o.Ack != "before-commit":
+		return o, fmt.Errorf("lab worker consumer: --ack %q: use after-commit or before-commit", o.Ack)
+	case *ttl < 1:
+		return o, fmt.Errorf("lab worker consumer: --ttl must be at least 1 second")
+	case o.Prefetch < 1:
+		return o, fmt.Errorf("lab worker consumer: --prefetch must be at least 1")
+	}
+	if o.Queue == "" {
+		var miss []string
+		if o.Msg.EventID == "" {
+			miss = append(miss, "--event")
+		}
+		if o.Msg.BusinessKey == "" {
+			miss = append(miss, "--key")
+		}
+		if o.Msg.UserID == 0 {
+			miss = append(miss, "--user")
+		}
+		if len(miss) > 0 {
+			return o, fmt.Errorf("lab worker consumer: give one message (%s missing) or --queue NAME", strings.Join(miss, ", "))
+		}
+	}
+	return o, nil
+}
+
+// Main is `lab worker consumer`.
+func Main(ctx context.Context, p *worker.Points, args []string) error {
+	o, err := ParseArgs(args)
+	if err != nil {
+		return err
+	}
+	cfg := services.Config{}.FromEnv()
+	names := services.Names{NS: cfg.Namespace}
+	c, closeAll, err := Open(ctx, cfg, o)
+	if err != nil {
+		return err
+	}
+	defer closeAll()
+	c.P = p
+	if o.Queue == "" {
+		p.Logf("%s (%s) received %s", o.Consumer, o.Strategy, o.Msg)
+		res, err := c.Handle(ctx, o.Msg, nil)
+		if err != nil {
+			return err
+		}
+		p.Logf("%s", res.Detail)
+		if res.Outcome == Conflict {
+			return &ConflictError{Detail: "conflict recorded; the message is not done"}
+		}
+		return nil
+	}
+	return c.Consume(ctx, cfg, names.Name(o.Queue), o)
+}
+
+// Open connects to the database (and Redis for the redis strategies) the
+// way a worker does: addresses from the environment, names namespaced.
+func Open(ctx context.Context, cfg services.Config, o Options) (*Consumer, func(), error) {
+	names := services.Names{NS: cfg.Namespace}
+	dbName := names.Name(o.DB)
+	dc, err := gomysql.ParseDSN(cfg.MySQL)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the MySQL DSN %s is malformed: %v (fix LAB_MYSQL_DSN)", services.RedactDSN(cfg.MySQL), err)
+	}
+	dc.DBName = dbName
+	if dc.Timeout == 0 {
+		dc.Timeout = 3 * time.Second
+	}
+	db, err := sql.Open("mysql", dc.FormatDSN())
+	if err != nil {
+		return nil, nil, err
+	}
+	db.SetMaxOpenConns(4)
+	pc, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := db.PingContext(pc); err != nil {
+		db.Close()
+		if errCode(err) == 1049 {
+			return nil, nil, fmt.Errorf("database %s does not exist on %s: run the lesson's reset step first (reset db=%s)", dbName, dc.Addr, o.DB)
+		}
+		return nil, nil, fmt.Errorf("cannot reach MySQL at %s: %v (is it running? check LAB_MYSQL_DSN)", services.RedactDSN(cfg.MySQL), err)
+	}
+	c := &Consumer{DB: db, DBName: dbName, Name: o.Consumer, Strategy: o.Strategy, Effect: o.Effect, TTL: o.TTL,
+		RedisKey: func(consumer, key string) string { return RedisKey(cfg.Namespace, consumer, key) }}
+	closeAll := func() { db.Close() }
+	if o.Strategy.usesRedis() {
+		rc := redis.NewClient(&redis.Options{Addr: cfg.Redis, DialTimeout: 3 * time.Second, MaxRetries: -1})
+		if err := rc.Ping(pc).Err(); err != nil {
+			rc.Close()
+			db.Close()
+			return nil, nil, fmt.Errorf("strategy %s needs Redis, which does not answer at %s: %v (start it, or set LAB_REDIS_ADDR)", o.Strategy, cfg.Redis, err)
+		}
+		c.Redis = rc
+		closeAll = func() { rc.Close(); db.Close() }
+	}
+	return c, closeAll, nil
+}
+
+// RedisKey is the consumer's Redis mark for a business key, namespaced the
+// way the lab's redis steps namespace "lab:" keys, so a lesson can write
+// lab:dedup:points-award:order:42:paid.
+func RedisKey(ns, consumer, businessKey string) string {
+	k := "lab:"
+	if ns != "" {
+		k += ns + ":"
+	}
+	return k + "dedup:" + consumer + ":" + businessKey
+}

@@ -1,0 +1,183 @@
+package consumer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/rmlab/lab/services"
+)
+
+// Consume handles deliveries from queue (already namespaced) one at a time
+// until ctx ends or o.Count deliveries were handled. The queue is the
+// lesson's: it must exist.
+func (c *Consumer) Consume(ctx context.Context, cfg services.Config, queue string, o Options) error {
+	conn, err := services.DialAMQP(ctx, cfg.AMQP)
+	if err != nil {
+		return fmt.Errorf("cannot reach RabbitMQ at %s: %v (is it running? check LAB_AMQP_URL)", services.RedactURL(cfg.AMQP), err)
+	}
+	defer conn.Close()
+	ch, err := conn.Channel()
+	if err != nil {
+		return fmt.Errorf("open an AMQP channel: %w", err)
+	}
+	if _, err := ch.QueueDeclarePassive(queue, false, false, false, false, nil); err != nil {
+		var ae *amqp.Error
+		if errors.As(err, &ae) && ae.Code == amqp.NotFound {
+			return fmt.Errorf("queue %s does not exist at %s: the lesson declares its queues (run its earlier steps); the consumer never creates one",
+				queue, services.RedactURL(cfg.AMQP))
+		}
+		return fmt.Errorf("check queue %s: %w", queue, err)
+	}
+	if err := ch.Qos(o.Prefetch, 0, false); err != nil {
+		return fmt.Errorf("basic.qos prefetch %d: %w", o.Prefetch, err)
+	}
+	closed := ch.NotifyClose(make(chan *amqp.Error, 1))
+	tag := "lab-" + c.Name
+	deliveries, err := ch.ConsumeWithContext(ctx, queue, tag, false, false, false, false, nil)
+	if err != nil {
+		return fmt.Errorf("basic.consume on %s: %w", queue, err)
+	}
+	c.logf("%s (%s) consuming %s, ack %s, prefetch %d", c.Name, c.Strategy, queue, o.Ack, o.Prefetch)
+	a := &acker{ch: ch}
+	handled := 0
+	for {
+		select {
+		case <-ctx.Done():
+			c.logf("stopping: %s handled", countDeliveries(handled))
+			return nil
+		case e := <-closed:
+			if e == nil {
+				return fmt.Errorf("the channel to %s closed", queue)
+			}
+			return fmt.Errorf("the broker closed the channel: %v", e)
+		case d, ok := <-deliveries:
+			if !ok {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return fmt.Errorf("the delivery stream of %s ended (channel or connection closed)", queue)
+			}
+			if err := c.delivery(ctx, a, d, o.Ack); err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return err
+			}
+			handled++
+			if o.Count > 0 && handled >= o.Count {
+				c.logf("handled %s, stopping", countDeliveries(handled))
+				// Cancel first so nothing new is pushed; anything prefetched
+				// and unacked goes back to the queue when the channel closes.
+				_ = ch.Cancel(tag, false)
+				return nil
+			}
+		}
+	}
+}
+
+// acker serialises acks on one channel: concurrent acks have caused channel
+// errors, and a delivery tag belongs to this channel only.
+type acker struct {
+	mu sync.Mutex
+	ch *amqp.Channel
+}
+
+func (a *acker) ack(tag uint64) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.ch.Ack(tag, false)
+}
+
+func (a *acker) nack(tag uint64, requeue bool) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.ch.Nack(tag, false, requeue)
+}
+
+func (c *Consumer) ackNow(ctx context.Context, a *acker, d amqp.Delivery) error {
+	if err := c.reach(ctx, "before-ack"); err != nil {
+		return err
+	}
+	if err := a.ack(d.DeliveryTag); err != nil {
+		return fmt.Errorf("basic.ack tag %d: %w", d.DeliveryTag, err)
+	}
+	c.logf("acked tag=%d", d.DeliveryTag)
+	return c.reach(ctx, "after-ack")
+}
+
+// decode reads the JSON body; the message-id property stands in for a
+// missing event_id.
+func decode(d amqp.Delivery) (Message, error) {
+	var m Message
+	if err := json.Unmarshal(d.Body, &m); err != nil {
+		return m, fmt.Errorf("body is not the JSON {\"event_id\",\"business_key\",\"user_id\",\"amount\"}: %v", err)
+	}
+	if m.EventID == "" {
+		m.EventID = d.MessageId
+	}
+	switch {
+	case m.EventID == "":
+		return m, fmt.Errorf("no event_id in the body and no message-id property")
+	case m.BusinessKey == "":
+		return m, fmt.Errorf("no business_key in the body")
+	case m.UserID == 0:
+		return m, fmt.Errorf("no user_id in the body")
+	}
+	return m, nil
+}
+
+// delivery handles one delivery and settles it: ack when done (after or
+// before the commit, as asked), reject a conflict without requeue, nack a
+// failure with requeue.
+func (c *Consumer) delivery(ctx context.Context, a *acker, d amqp.Delivery, ackMode string) error {
+	m, err := decode(d)
+	if err != nil {
+		c.logf("delivery tag=%d redelivered=%t: %v; rejected without requeue", d.DeliveryTag, d.Redelivered, err)
+		return a.nack(d.DeliveryTag, false)
+	}
+	c.logf("delivery tag=%d redelivered=%t %s", d.DeliveryTag, d.Redelivered, m)
+	acked := false
+	var before early
+	if ackMode == "before-commit" {
+		before = func(ctx context.Context) error {
+			acked = true
+			return c.ackNow(ctx, a, d)
+		}
+	}
+	res, err := c.Handle(ctx, m, before)
+	if err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		if acked {
+			c.logf("failed after the ack: %v; the broker will not redeliver tag=%d", err, d.DeliveryTag)
+			return nil
+		}
+		c.logf("failed: %v; nacked tag=%d for redelivery", err, d.DeliveryTag)
+		time.Sleep(500 * time.Millisecond) // no hot loop on a persistent failure
+		return a.nack(d.DeliveryTag, true)
+	}
+	c.logf("%s", res.Detail)
+	switch {
+	case acked:
+		return nil
+	case res.Outcome == Conflict:
+		c.logf("rejected tag=%d without requeue: the payload is kept in consumed_conflict for a person to settle", d.DeliveryTag)
+		return a.nack(d.DeliveryTag, false)
+	default:
+		return c.ackNow(ctx, a, d)
+	}
+}
+
+func countDeliveries(n int) string {
+	if n == 1 {
+		return "1 delivery"
+	}
+	return fmt.Sprintf("%d deliveries", n)
+}

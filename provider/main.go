@@ -1,0 +1,63 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/rmlab/lab/services"
+	"github.com/rmlab/lab/worker"
+)
+
+// Main is `lab worker provider [--listen ADDR]`. It reaches "listening" once
+// it accepts requests, then "sent" for every SMS sent and "replayed" for
+// every request answered from its Idempotency-Key record.
+func Main(ctx context.Context, p *worker.Points, args []string) error {
+	ns := services.Config{}.FromEnv().Namespace
+	fs := flag.NewFlagSet("lab worker provider", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	listen := fs.String("listen", Addr(ns), "address to listen on")
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("lab worker provider: %v", err)
+	}
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return fmt.Errorf("the SMS provider cannot listen on %s: %v (another provider of namespace %q still running? stop it, or pass --listen)", *listen, err, ns)
+	}
+	s := NewServer()
+	s.OnSend = func(m SMS, replayed bool) {
+		key := "no Idempotency-Key"
+		if m.Key != "" {
+			key = "Idempotency-Key " + m.Key
+		}
+		if replayed {
+			p.Logf("%s seen before: answered with %s again, nothing sent", key, m.MessageID)
+			p.Reach(ctx, "replayed")
+			return
+		}
+		p.Logf("sent %s to user %d (%s)", m.MessageID, m.To, key)
+		p.Reach(ctx, "sent")
+	}
+	srv := &http.Server{Handler: s, ReadHeaderTimeout: 5 * time.Second}
+	p.Logf("SMS provider listening on http://%s", ln.Addr())
+	if err := p.Reach(ctx, "listening"); err != nil {
+		return nil
+	}
+	go func() {
+		<-ctx.Done()
+		c, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		srv.Shutdown(c)
+	}()
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	st := s.Stats(0)
+	p.Logf("stopped: %d requests, %d SMS sent, %d answered from the key record", st.Requests, st.Sent, st.Replayed)
+	return nil
+}

@@ -1,0 +1,861 @@
+// Package relay is the transactional outbox's relay: it claims due events
+// from outbox_event, publishes them to RabbitMQ outside the claim
+// transaction, and writes the outcome back guarded by the claim's lease
+// token. It runs as `lab worker relay` in lessons (a real process the lab can
+// pause and SIGKILL) and in-process in `lab bench relay`, with the same code.
+//
+// One pass:
+//
+//  1. claim: START TRANSACTION; SELECT ... FOR UPDATE SKIP LOCKED; UPDATE to
+//     SENDING with a fresh random lease token, locked_until and attempts+1,
+//     checking each UPDATE affected one row; COMMIT. Pause points
+//     claim-locked (rows locked, transaction open) and after-claim.
+//  2. publish each event with mandatory=true on a confirm-mode channel,
+//     message id = event id (point after-publish), and wait for its confirm
+//     with a timeout (point after-confirm, reached when the broker acked and
+//     did not return it).
+//  3. mark: confirmed and not returned → SENT, guarded by status and token;
+//     0 rows affected means the claim changed hands and is logged, never
+//     overwritten (point after-mark). No confirm, a nack or a return → back
+//     to NEW with backoff through available_at, or DEAD past the maximum
+//     attempts, with last_error.
+//
+// Every so often the lease-expiry scan (bounded per batch) returns claims
+// whose lease ran out to NEW, or to DEAD past the maximum attempts.
+//
+// The token protects the table, not the broker: a relay whose lease expired
+// can still publish, so the broker can receive an event twice; consumers
+// must be idempotent. The relay only promises at least once.
+//
+// Four switches are deliberately unsafe, so lessons can show what each rule
+// prevents with the same code: UnsafeClaim (no row lock and no check of the
+// claim's rows affected), MarkBeforePublish (SENT first, then publish: at
+// most once), FreshMessageID (a new message id per attempt) and
+// NoMandatory (an unroutable event is confirmed and silently dropped).
+package relay
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	gomysql "github.com/go-sql-driver/mysql"
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// Pause points, in the order a pass reaches them.
+const (
+	PointClaimLocked  = "claim-locked"
+	PointAfterClaim   = "after-claim"
+	PointAfterPublish = "after-publish"
+	PointAfterConfirm = "after-confirm"
+	PointAfterMark    = "after-mark"
+)
+
+// Hooks is where a pass announces its points and logs; worker.Points in a
+// `lab worker relay` process, nothing in the benchmark.
+type Hooks interface {
+	Reach(ctx context.Context, point string) error
+	Logf(format string, args ...any)
+}
+
+// Quiet is Hooks that neither pauses nor logs.
+type Quiet struct{}
+
+func (Quiet) Reach(context.Context, string) error { return nil }
+func (Quiet) Logf(string, ...any)                 {}
+
+// Config is how one relay behaves.
+type Config struct {
+	Name           string        // shown in the log and in lease tokens
+	Exchange       string        // as sent (namespaced by the caller); "" is the default exchange
+	RoutingKey     string        // as sent
+	Batch          int           // events per claim
+	LeaseSeconds   int           // how long a claim is ours
+	MaxAttempts    int           // attempts before DEAD
+	BackoffSeconds int           // first retry delay; doubles per attempt, capped
+	ScanDelay      int           // seconds a lease-expired event waits before it is due again
+	SkipLocked     bool          // false: plain FOR UPDATE, relays wait on each other
+	Ordered        bool          // one event in flight per aggregate
+	ConfirmTimeout time.Duration // how long to wait for a publisher confirm
+	Poll           time.Duration // idle wait when nothing is due
+	ScanEvery      time.Duration // how often the lease-expiry scan runs
+	Count          int           // stop after this many events finished (SENT, DEAD or claim lost); 0 = no limit
+	Once           bool          // one pass, then stop
+	Verbose        bool          // log every statement with its values
+
+	// Deliberately unsafe, for lessons.
+	UnsafeClaim       bool // plain SELECT, and publish even when the claim UPDATE affected 0 rows
+	MarkBeforePublish bool // mark SENT, then publish: a crash in between loses the event
+	FreshMessageID    bool // message id = event id + attempt: duplicates look like new messages
+	NoMandatory       bool // mandatory=false: no basic.return, an unroutable event counts as sent
+}
+
+func (c *Config) defaults() {
+	if c.Name == "" {
+		c.Name = "relay"
+	}
+	if c.Batch < 1 {
+		c.Batch = 1
+	}
+	if c.LeaseSeconds < 1 {
+		c.LeaseSeconds = 30
+	}
+	if c.MaxAttempts < 1 {
+		c.MaxAttempts = 5
+	}
+	if c.ConfirmTimeout <= 0 {
+		c.ConfirmTimeout = 5 * time.Second
+	}
+	if c.Poll <= 0 {
+		c.Poll = 200 * time.Millisecond
+	}
+	if c.ScanEvery <= 0 {
+		c.ScanEvery = time.Second
+	}
+}
+
+// Event is one claimed outbox row.
+type Event struct {
+	ID          string
+	AggregateID int64
+	Type        string
+	Payload     []byte
+	Attempts    int // after this claim
+}
+
+// Counts are what a relay did so far.
+type Counts struct {
+	Claimed   int64 // claims of single events
+	Published int64 // basic.publish sent
+	Sent      int64 // marked SENT
+	Retried   int64 // back to NEW after a failed attempt
+	Dead      int64 // marked DEAD
+	Lost      int64 // the mark found the claim changed hands
+	Rescued   int64 // lease-expired claims the scan reset
+}
+
+// Relay claims, publishes and marks.
+type Relay struct {
+	cfg   Config
+	st    *Statements
+	db    *sql.DB
+	ch    *amqp.Channel
+	rets  chan amqp.Return
+	hooks Hooks
+
+	logs     bool                   // hooks log somewhere: build the log lines
+	returned map[string]amqp.Return // by message id, drained from rets
+	closed   chan *amqp.Error
+	lastScan time.Time
+	finished atomic.Int64 // events SENT, DEAD or lost (retries do not count)
+
+	claimed, published, sent, retried, dead, lost, rescued atomic.Int64
+}
+
+// New prepares a relay on db (the outbox database selected) and a channel of
+// conn of its own, put in confirm mode with returns registered.
+func New(cfg Config, db *sql.DB, conn *amqp.Connection, hooks Hooks) (*Relay, error) {
+	cfg.defaults()
+	if hooks == nil {
+		hooks = Quiet{}
+	}
+	st, err := LoadStatements(cfg.Ordered, cfg.SkipLocked)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.UnsafeClaim {
+		st.ClaimSelect = strings.TrimSuffix(strings.TrimSuffix(st.ClaimSelect, skipLockedSuffix), " FOR UPDATE")
+	}
+	ch, err := conn.Channel()
+	if err != nil {
+		return nil, fmt.Errorf("open an AMQP channel: %w", err)
+	}
+	if err := ch.Confirm(false); err != nil {
+		ch.Close()
+		return nil, fmt.Errorf("put the channel in confirm mode: %w", err)
+	}
+	_, quiet := hooks.(Quiet)
+	r := &Relay{cfg: cfg, st: st, db: db, ch: ch, hooks: hooks, logs: !quiet, returned: map[string]amqp.Return{}}
+	// Buffered for a whole batch: the library hands a basic.return to this
+	// channel before it resolves the confirm that follows it, so after a
+	// confirm the return (if any) is already waiting here.
+	r.rets = ch.NotifyReturn(make(chan amqp.Return, 2*cfg.Batch+8))
+	r.closed = ch.NotifyClose(make(chan *amqp.Error, 1))
+	return r, nil
+}
+
+// Close releases the channel.
+func (r *Relay) Close() error { return r.ch.Close() }
+
+// Counts returns a snapshot.
+func (r *Relay) Counts() Counts {
+	return Counts{Claimed: r.claimed.Load(), Published: r.published.Load(), Sent: r.sent.Load(),
+		Retried: r.retried.Load(), Dead: r.dead.Load(), Lost: r.lost.Load(), Rescued: r.rescued.Load()}
+}
+
+// EnsureColumns adds the relay's columns (sql/outbox/relay_columns.sql) when
+// the table lacks them; a lesson normally shows that step itself.
+func EnsureColumns(ctx context.Context, db *sql.DB) error {
+	var n int
+	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM information_schema.COLUMNS
+		WHERE TABLE_SCHEMA=DATABASE() AND TABLE_NAME='outbox_event' AND COLUMN_NAME='sent_at'`).Scan(&n); err != nil {
+		return fmt.Errorf("look for the relay's columns: %w", err)
+	}
+	if n > 0 {
+		return nil
+	}
+	st, err := LoadStatements(false, true)
+	if err != nil {
+		return err
+	}
+	for _, s := range st.Columns {
+		if _, err := db.ExecContext(ctx, s); err != nil && mysqlCode(err) != 1060 { // 1060: another relay added it first
+			return fmt.Errorf("add the relay's columns (%s): %w", FileColumns, err)
+		}
+	}
+	return nil
+}
+
+// Run repeats passes until ctx ends (a graceful stop: the pass in progress
+// finishes first), or --once, or --count events finished.
+func (r *Relay) Run(ctx context.Context) error {
+	r.hooks.Logf("%s: claiming from outbox_event (batch %d, lease %ds, max attempts %d, %s%s), publishing to exchange %q with routing key %q",
+		r.cfg.Name, r.cfg.Batch, r.cfg.LeaseSeconds, r.cfg.MaxAttempts, r.lockMode(), orderMode(r.cfg.Ordered), r.cfg.Exchange, r.cfg.RoutingKey)
+	for {
+		if ctx.Err() != nil {
+			r.hooks.Logf("%s: stopping (SIGTERM): no pass in progress, nothing left half-done", r.cfg.Name)
+			return nil
+		}
+		if time.Since(r.lastScan) >= r.cfg.ScanEvery {
+			if _, err := r.Scan(ctx); err != nil {
+				return err
+			}
+		}
+		n, err := r.Pass(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				r.hooks.Logf("%s: stopping (SIGTERM) while paused; the claim stays SENDING until its lease expires", r.cfg.Name)
+				return nil
+			}
+			return err
+		}
+		if r.cfg.Once || (r.cfg.Count > 0 && r.finished.Load() >= int64(r.cfg.Count)) {
+			return nil
+		}
+		if n == 0 {
+			t := time.NewTimer(r.cfg.Poll)
+			select {
+			case <-ctx.Done():
+			case <-t.C:
+			}
+			t.Stop()
+		}
+	}
+}
+
+// RunPipelined is Run for throughput (`lab bench relay`): while the broker
+// confirms one batch, the next batch is already being claimed and the
+// previous one marked, so the database work hides behind the broker's round
+// trip. At most one batch's confirms are outstanding at a time, as in Run.
+// It has no pause points and runs until ctx ends.
+func (r *Relay) RunPipelined(ctx context.Context) error {
+	type claimed struct {
+		evs   []Event
+		token string
+		err   error
+	}
+	claim := func() <-chan claimed {
+		ch := make(chan claimed, 1)
+		go func() {
+			evs, token, err := r.Claim(ctx)
+			ch <- claimed{evs, token, err}
+		}()
+		return ch
+	}
+	marks := make(chan error, 1)
+	marks <- nil // no mark in flight yet
+	next := claim()
+	for {
+		c := <-next
+		if c.err != nil {
+			<-marks
+			return c.err
+		}
+		if ctx.Err() != nil {
+			return <-marks
+		}
+		if len(c.evs) == 0 {
+			t := time.NewTimer(r.cfg.Poll)
+			select {
+			case <-ctx.Done():
+			case <-t.C:
+			}
+			t.Stop()
+			next = claim()
+			continue
+		}
+		next = claim()
+		work := context.WithoutCancel(ctx)
+		confirms := make([]*amqp.DeferredConfirmation, len(c.evs))
+		for i, ev := range c.evs {
+			dc, err := r.publish(work, ev)
+			if err != nil {
+				<-marks
+				return err
+			}
+			confirms[i] = dc
+		}
+		results := make([]result, len(c.evs))
+		for i, ev := range c.evs {
+			results[i] = r.await(work, ev, confirms[i])
+		}
+		if err := <-marks; err != nil {
+			return err
+		}
+		go func() { marks <- r.mark(work, c.evs, c.token, results) }()
+	}
+}
+
+func (r *Relay) lockMode() string {
+	switch {
+	case r.cfg.UnsafeClaim:
+		return "UNSAFE: plain SELECT, no lock, rows affected not checked"
+	case r.cfg.SkipLocked:
+		return "FOR UPDATE SKIP LOCKED"
+	}
+	return "plain FOR UPDATE"
+}
+
+func orderMode(ordered bool) string {
+	if ordered {
+		return ", one event in flight per aggregate"
+	}
+	return ""
+}
+
+// Scan runs the lease-expiry scan once and returns how many claims it reset.
+func (r *Relay) Scan(ctx context.Context) (int64, error) {
+	r.lastScan = time.Now()
+	c, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	args := []any{r.cfg.MaxAttempts, r.cfg.ScanDelay, r.cfg.Batch}
+	res, err := r.db.ExecContext(c, r.st.LeaseScan, args...)
+	if err != nil {
+		if retryable(err) {
+			return 0, nil // a lock conflict with a claim: the next scan will do
+		}
+		return 0, fmt.Errorf("lease-expiry scan (%s): %w", FileLeaseScan, err)
+	}
+	n, _ := res.RowsAffected()
+	if n > 0 {
+		r.rescued.Add(n)
+		r.hooks.Logf("%s: scan: %s → %d row%s affected: lease expired, back to NEW (or DEAD past %d attempts)",
+			r.cfg.Name, Render(r.st.LeaseScan, args...), n, plural(n), r.cfg.MaxAttempts)
+	}
+	return n, nil
+}
+
+// Pass claims up to a batch, publishes it and writes the outcome back. It
+// returns how many events it claimed.
+func (r *Relay) Pass(ctx context.Context) (int, error) {
+	evs, token, err := r.Claim(ctx)
+	if err != nil || len(evs) == 0 {
+		return 0, err
+	}
+	if err := r.hooks.Reach(ctx, PointAfterClaim); err != nil {
+		return len(evs), err
+	}
+	work := context.WithoutCancel(ctx) // a graceful stop finishes the pass
+	results := make([]result, len(evs))
+	if r.cfg.MarkBeforePublish {
+		for i := range results {
+			results[i].ok = true
+		}
+		if err := r.mark(work, evs, token, results); err != nil {
+			return len(evs), err
+		}
+		if err := r.reachEach(ctx, PointAfterMark, len(evs)); err != nil {
+			return len(evs), err
+		}
+	}
+	confirms := make([]*amqp.DeferredConfirmation, len(evs))
+	for i, ev := range evs {
+		confirms[i], err = r.publish(work, ev)
+		if err != nil {
+			return len(evs), err
+		}
+		if err := r.hooks.Reach(ctx, PointAfterPublish); err != nil {
+			return len(evs), err
+		}
+	}
+	for i, ev := range evs {
+		results[i] = r.await(work, ev, confirms[i])
+		if !results[i].ok {
+			continue // after-confirm is where a confirmed publish waits for its mark
+		}
+		if err := r.hooks.Reach(ctx, PointAfterConfirm); err != nil {
+			return len(evs), err
+		}
+	}
+	if r.cfg.MarkBeforePublish {
+		r.hooks.Logf("%s: already marked SENT before publishing: whatever the broker said is not written back", r.cfg.Name)
+		return len(evs), nil
+	}
+	if err := r.mark(work, evs, token, results); err != nil {
+		return len(evs), err
+	}
+	return len(evs), r.reachEach(ctx, PointAfterMark, len(evs))
+}
+
+func (r *Relay) reachEach(ctx context.Context, point string, n int) error {
+	for range n {
+		if err := r.hooks.Reach(ctx, point); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Claim runs the claim transaction and returns the events it now holds under
+// token. A lock wait (--no-skip-locked) happens inside the SELECT.
+func (r *Relay) Claim(ctx context.Context) ([]Event, string, error) {
+	token := r.cfg.Name + "-" + randomHex(6)
+	work := context.WithoutCancel(ctx)
+	tx, err := r.db.BeginTx(work, nil)
+	if err != nil {
+		return nil, "", fmt.Errorf("begin the claim: %w", err)
+	}
+	defer tx.Rollback()
+	start := time.Now()
+	rows, err := tx.QueryContext(work, r.st.ClaimSelect, r.cfg.Batch)
+	if err != nil {
+		if retryable(err) {
+			r.hooks.Logf("%s: claim: %v; trying again", r.cfg.Name, err)
+			return nil, "", nil
+		}
+		return nil, "", fmt.Errorf("claim select (%s): %w", FileClaimSelect, err)
+	}
+	var evs []Event
+	for rows.Next() {
+		var ev Event
+		if err := rows.Scan(&ev.ID, &ev.AggregateID, &ev.Type, &ev.Payload, &ev.Attempts); err != nil {
+			rows.Close()
+			return nil, "", fmt.Errorf("read a claimed row: %w", err)
+		}
+		evs = append(evs, ev)
+	}
+	if err := rows.Err(); err != nil {
+		if retryable(err) {
+			return nil, "", nil
+		}
+		return nil, "", fmt.Errorf("claim select: %w", err)
+	}
+	waited := time.Since(start)
+	if len(evs) == 0 {
+		if waited > 500*time.Millisecond {
+			r.hooks.Logf("%s: claim: waited %s on locks, then found nothing due", r.cfg.Name, waited.Round(time.Millisecond))
+		}
+		return nil, "", nil
+	}
+	if r.cfg.Verbose {
+		ids := make([]string, len(evs))
+		for i, ev := range evs {
+			ids[i] = ev.ID
+		}
+		w := ""
+		if waited > 500*time.Millisecond {
+			w = fmt.Sprintf(" after waiting %s on locks", waited.Round(time.Millisecond))
+		}
+		r.hooks.Logf("%s: claim: %s → %s%s", r.cfg.Name, Render(r.st.ClaimSelect, r.cfg.Batch), strings.Join(ids, ", "), w)
+	}
+	if err := r.hooks.Reach(ctx, PointClaimLocked); err != nil {
+		return nil, "", err
+	}
+	var kept []Event
+	if len(evs) > 1 && !r.cfg.UnsafeClaim {
+		kept, err = r.claimBatch(work, tx, evs, token)
+	} else {
+		kept, err = r.claimRows(work, tx, evs, token)
+	}
+	if err != nil {
+		if retryable(err) {
+			r.hooks.Logf("%s: claim: %v; trying again", r.cfg.Name, err)
+			return nil, "", nil
+		}
+		return nil, "", err
+	}
+	if err := tx.Commit(); err != nil {
+		if retryable(err) {
+			return nil, "", nil
+		}
+		return nil, "", fmt.Errorf("commit the claim: %w", err)
+	}
+	r.claimed.Add(int64(len(kept)))
+	if len(kept) > 0 && r.logs {
+		r.hooks.Logf("%s: claimed %s with lease token %s for %ds (attempt %s), committed", r.cfg.Name, eventList(kept), token, r.cfg.LeaseSeconds, attemptList(kept))
+	}
+	return kept, token, nil
+}
+
+// claimRows writes the claim one row at a time (relay_claim_update.sql),
+// checking that each UPDATE affected exactly one row.
+func (r *Relay) claimRows(ctx context.Context, tx *sql.Tx, evs []Event, token string) ([]Event, error) {
+	var kept []Event
+	for _, ev := range evs {
+		args := []any{token, r.cfg.LeaseSeconds, ev.ID}
+		res, err := tx.ExecContext(ctx, r.st.ClaimUpdate, args...)
+		if err != nil {
+			return nil, fmt.Errorf("claim update (%s): %w", FileClaimUpdate, err)
+		}
+		n, _ := res.RowsAffected()
+		if r.cfg.Verbose || n != 1 {
+			r.hooks.Logf("%s: claim: %s → %d row%s affected", r.cfg.Name, Render(r.st.ClaimUpdate, args...), n, plural(n))
+		}
+		if n != 1 && r.cfg.UnsafeClaim {
+			r.hooks.Logf("%s: claim: %s: rows affected not checked (unsafe): publishing it anyway", r.cfg.Name, ev.ID)
+		} else if n != 1 {
+			// Only with plain FOR UPDATE can the row have changed while we
+			// waited for it; skip it rather than publish what is not ours.
+			r.hooks.Logf("%s: claim: %s is no longer NEW; not ours, skipped", r.cfg.Name, ev.ID)
+			continue
+		}
+		ev.Attempts++
+		kept = append(kept, ev)
+	}
+	return kept, nil
+}
+
+// claimBatch writes the claim of a batch in one statement
+// (relay_claim_update_batch.sql). When it affected fewer rows than were
+// selected, the rows carrying this claim's token are the ones it holds.
+func (r *Relay) claimBatch(ctx context.Context, tx *sql.Tx, evs []Event, token string) ([]Event, error) {
+	args := []any{token, r.cfg.LeaseSeconds}
+	for _, ev := range evs {
+		args = append(args, ev.ID)
+	}
+	stmt := inList(r.st.ClaimUpdateBatch, len(evs))
+	res, err := tx.ExecContext(ctx, stmt, args...)
+	if err != nil {
+		return nil, fmt.Errorf("claim update (%s): %w", FileClaimUpdateBatch, err)
+	}
+	n, _ := res.RowsAffected()
+	if r.cfg.Verbose {
+		r.hooks.Logf("%s: claim: %s → %d row%s affected", r.cfg.Name, Render(stmt, args...), n, plural(n))
+	}
+	if int(n) == len(evs) {
+		for i := range evs {
+			evs[i].Attempts++
+		}
+		return evs, nil
+	}
+	r.hooks.Logf("%s: claim: %d of %d selected rows were still NEW; keeping only those", r.cfg.Name, n, len(evs))
+	rows, err := tx.QueryContext(ctx, "SELECT event_id FROM outbox_event WHERE lease_token=?", token)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	mine := map[string]bool{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		mine[id] = true
+	}
+	var kept []Event
+	for _, ev := range evs {
+		if mine[ev.ID] {
+			ev.Attempts++
+			kept = append(kept, ev)
+		}
+	}
+	return kept, rows.Err()
+}
+
+// inList widens the single "IN (?)" of a batch statement to n placeholders.
+func inList(stmt string, n int) string {
+	return strings.Replace(stmt, "IN (?)", "IN (?"+strings.Repeat(",?", n-1)+")", 1)
+}
+
+func (r *Relay) publish(ctx context.Context, ev Event) (*amqp.DeferredConfirmation, error) {
+	c, cancel := context.WithTimeout(ctx, r.cfg.ConfirmTimeout)
+	defer cancel()
+	dc, err := r.ch.PublishWithDeferredConfirmWithContext(c, r.cfg.Exchange, r.cfg.RoutingKey, !r.cfg.NoMandatory, false, amqp.Publishing{
+		MessageId:    r.messageID(ev),
+		Type:         ev.Type,
+		ContentType:  "application/json",
+		DeliveryMode: amqp.Persistent,
+		Timestamp:    time.Now(),
+		Body:         ev.Payload,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("publish %s to exchange %q key %q: %w (is the broker up?)", ev.ID, r.cfg.Exchange, r.cfg.RoutingKey, err)
+	}
+	r.published.Add(1)
+	if r.logs {
+		mand := "mandatory"
+		if r.cfg.NoMandatory {
+			mand = "NOT mandatory"
+		}
+		r.hooks.Logf("%s: published %s (message id %s, %s, persistent) to exchange %q key %q", r.cfg.Name, ev.ID, r.messageID(ev), mand, r.cfg.Exchange, r.cfg.RoutingKey)
+	}
+	return dc, nil
+}
+
+// result is what the broker said about one publish.
+type result struct {
+	ok     bool
+	reason string // why not, for last_error and the log
+}
+
+func (r *Relay) await(ctx context.Context, ev Event, dc *amqp.DeferredConfirmation) result {
+	c, cancel := context.WithTimeout(ctx, r.cfg.ConfirmTimeout)
+	defer cancel()
+	acked, err := dc.WaitContext(c)
+	r.drainReturns()
+	var res result
+	switch {
+	case err != nil:
+		res.reason = fmt.Sprintf("no confirm within %s (it may still have been stored)", r.cfg.ConfirmTimeout)
+	case !acked:
+		select {
+		case e := <-r.closed:
+			r.closed <- e
+			res.reason = fmt.Sprintf("channel closed before the confirm (%v): outcome unknown", e)
+		default:
+			res.reason = "nacked by the broker"
+		}
+	default:
+		if ret, ok := r.returned[r.messageID(ev)]; ok {
+			delete(r.returned, r.messageID(ev))
+			res.reason = fmt.Sprintf("returned unroutable: %d %s (confirmed, but no queue took it)", ret.ReplyCode, ret.ReplyText)
+		} else {
+			res.ok = true
+		}
+	}
+	if res.ok {
+		if r.logs {
+			r.hooks.Logf("%s: confirm: basic.ack for %s, no return", r.cfg.Name, ev.ID)
+		}
+	} else {
+		r.hooks.Logf("%s: %s: %s", r.cfg.Name, ev.ID, res.reason)
+	}
+	return res
+}
+
+// messageID is the event id, the same on every attempt; FreshMessageID
+// (unsafe) makes each attempt look like a new message.
+func (r *Relay) messageID(ev Event) string {
+	if r.cfg.FreshMessageID {
+		return fmt.Sprintf("%s-attempt-%d", ev.ID, ev.Attempts)
+	}
+	return ev.ID
+}
+
+func (r *Relay) drainReturns() {
+	for {
+		select {
+		case ret := <-r.rets:
+			r.returned[ret.MessageId] = ret
+		default:
+			return
+		}
+	}
+}
+
+// mark writes every outcome of a pass back in one transaction, each
+// statement guarded by the claim's token. A batch's confirmed events are
+// marked in one statement; if it affects fewer rows than expected, the
+// transaction is rolled back and the events are marked one by one, so the
+// log says which claims changed hands.
+func (r *Relay) mark(ctx context.Context, evs []Event, token string, results []result) error {
+	batch := len(evs) > 1
+	var lastErr error
+	for try := 0; try < 5; try++ {
+		lastErr = r.markOnce(ctx, evs, token, results, batch)
+		if errors.Is(lastErr, errPartialMark) {
+			batch = false
+			continue
+		}
+		if lastErr == nil || !retryable(lastErr) {
+			return lastErr
+		}
+		time.Sleep(time.Duration(10*(try+1)) * time.Millisecond)
+	}
+	return lastErr
+}
+
+var errPartialMark = errors.New("the batch mark affected fewer rows than confirmed events")
+
+// markLine is one write-back's log line and the counter it adds to.
+type markLine struct {
+	line    string
+	outcome *atomic.Int64
+}
+
+func (r *Relay) markOnce(ctx context.Context, evs []Event, token string, results []result, batch bool) error {
+	tx, err := r.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin the mark: %w", err)
+	}
+	defer tx.Rollback()
+	var lines []markLine
+	var confirmed []any
+	for i, ev := range evs {
+		if results[i].ok && batch {
+			confirmed = append(confirmed, ev.ID)
+			continue
+		}
+		l, err := r.markRow(ctx, tx, ev, token, results[i])
+		if err != nil {
+			return err
+		}
+		lines = append(lines, l)
+	}
+	if len(confirmed) > 0 {
+		stmt := inList(r.st.MarkSentBatch, len(confirmed))
+		args := append([]any{token}, confirmed...)
+		res, err := tx.ExecContext(ctx, stmt, args...)
+		if err != nil {
+			return fmt.Errorf("mark (%s): %w", FileMarkSentBatch, err)
+		}
+		if n, _ := res.RowsAffected(); int(n) != len(confirmed) {
+			return errPartialMark
+		}
+		line := ""
+		if r.logs {
+			line = fmt.Sprintf("%s: mark: %s → %d rows affected: SENT", r.cfg.Name, Render(stmt, args...), len(confirmed))
+		}
+		for range confirmed {
+			lines = append(lines, markLine{line, &r.sent})
+			line = ""
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit the mark: %w", err)
+	}
+	for _, l := range lines {
+		if r.logs && l.line != "" {
+			r.hooks.Logf("%s", l.line)
+		}
+		l.outcome.Add(1)
+		if l.outcome != &r.retried {
+			r.finished.Add(1)
+		}
+	}
+	return nil
+}
+
+// markRow writes one event's outcome: SENT (relay_mark_sent.sql), or back to
+// NEW or DEAD (relay_mark_failed.sql), guarded by the token.
+func (r *Relay) markRow(ctx context.Context, tx *sql.Tx, ev Event, token string, res result) (markLine, error) {
+	var stmt, what string
+	var args []any
+	var ctr *atomic.Int64
+	if res.ok {
+		stmt, args, what, ctr = r.st.MarkSent, []any{ev.ID, token}, "SENT", &r.sent
+	} else {
+		status, delay := "NEW", r.backoff(ev.Attempts)
+		what, ctr = fmt.Sprintf("back to NEW, due again in %ds (attempt %d of %d)", delay, ev.Attempts, r.cfg.MaxAttempts), &r.retried
+		if ev.Attempts >= r.cfg.MaxAttempts {
+			status, delay = "DEAD", 0
+			what, ctr = fmt.Sprintf("DEAD after %d attempts", ev.Attempts), &r.dead
+		}
+		stmt, args = r.st.MarkFailed, []any{status, delay, truncate(res.reason, maxErrorLength), ev.ID, token}
+	}
+	out, err := tx.ExecContext(ctx, stmt, args...)
+	if err != nil {
+		return markLine{}, fmt.Errorf("mark %s: %w", ev.ID, err)
+	}
+	n, _ := out.RowsAffected()
+	line := ""
+	if r.logs {
+		line = fmt.Sprintf("%s: mark: %s → %d row%s affected", r.cfg.Name, Render(stmt, args...), n, plural(n))
+	}
+	if n == 1 {
+		line += ": " + what
+	} else {
+		line += ": the claim changed hands (lease expired; another relay or the scan took it): not overwriting"
+		ctr = &r.lost
+	}
+	return markLine{line, ctr}, nil
+}
+
+// backoff is the delay before attempt n+1: BackoffSeconds doubled per
+// attempt, capped.
+func (r *Relay) backoff(attempts int) int {
+	d := r.cfg.BackoffSeconds
+	for i := 1; i < attempts && d < maxBackoffSeconds; i++ {
+		d *= 2
+	}
+	if d > maxBackoffSeconds {
+		d = maxBackoffSeconds
+	}
+	return d
+}
+
+// retryable: a deadlock (1213) or a lock wait timeout (1205) — try again.
+func retryable(err error) bool {
+	c := mysqlCode(err)
+	return c == 1213 || c == 1205
+}
+
+func mysqlCode(err error) uint16 {
+	var me *gomysql.MySQLError
+	if errors.As(err, &me) {
+		return me.Number
+	}
+	return 0
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func eventList(evs []Event) string {
+	ids := make([]string, len(evs))
+	for i, ev := range evs {
+		ids[i] = ev.ID
+	}
+	if len(ids) > 4 {
+		return fmt.Sprintf("%s … (%d events)", strings.Join(ids[:3], ", "), len(ids))
+	}
+	return strings.Join(ids, ", ")
+}
+
+func attemptList(evs []Event) string {
+	if len(evs) == 1 {
+		return fmt.Sprint(evs[0].Attempts)
+	}
+	lo, hi := evs[0].Attempts, evs[0].Attempts
+	for _, ev := range evs {
+		lo, hi = min(lo, ev.Attempts), max(hi, ev.Attempts)
+	}
+	if lo == hi {
+		return fmt.Sprint(lo)
+	}
+	return fmt.Sprintf("%d–%d", lo, hi)
+}
+
+func plural(n int64) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}

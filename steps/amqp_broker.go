@@ -1,0 +1,370 @@
+package steps
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/amqpproxy"
+	"github.com/rmlab/lab/broker"
+)
+
+func init() {
+	Register("queues", queuesKind{})
+	Register("proxy", proxyKind{})
+	Register("broker-restart", restartKind{})
+}
+
+// queuesKind shows queues as the broker reports them now, one article name
+// per line. Expectations after it (ready 2, consumers 0) read the broker
+// again when they run.
+//
+//	```queues [until="ready 1"] [timeout=10s]
+//	orders
+//	```
+//
+// until= polls the first queue until the figure holds: the broker requeues
+// a dead consumer's deliveries once it has noticed the connection is gone,
+// a moment after the kill.
+type queuesKind struct{}
+
+func queueNames(s *lab.Step) []string {
+	var out []string
+	for _, l := range strings.Split(s.Body, "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+			out = append(out, strings.Fields(l)[0])
+		}
+	}
+	return out
+}
+
+func parseUntil(v string) (string, int, error) {
+	f := strings.Fields(v)
+	if len(f) != 2 || (f[0] != "ready" && f[0] != "consumers") {
+		return "", 0, fmt.Errorf("until=%q: write until=\"ready N\" or until=\"consumers N\"", v)
+	}
+	n, err := strconv.Atoi(f[1])
+	if err != nil {
+		return "", 0, fmt.Errorf("until=%q: %s wants a number", v, f[0])
+	}
+	return f[0], n, nil
+}
+
+func (queuesKind) Check(s *lab.Step) error {
+	if err := CheckAttrs(s, "until", "timeout"); err != nil {
+		return err
+	}
+	if v, ok := s.Attrs["until"]; ok {
+		if _, _, err := parseUntil(v); err != nil {
+			return fmt.Errorf("%s: %v", s.Where(), err)
+		}
+	}
+	if _, err := Timeout(s, "timeout", 0); err != nil {
+		return err
+	}
+	if len(queueNames(s)) == 0 {
+		return fmt.Errorf("%s: queues step names no queue (one per line)", s.Where())
+	}
+	return nil
+}
+
+func (queuesKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
+	st := amqpOf(r)
+	var waited string
+	if v, ok := s.Attrs["until"]; ok {
+		what, want, _ := parseUntil(v)
+		timeout, _ := Timeout(s, "timeout", 10*time.Second)
+		start := time.Now()
+		for {
+			qs, err := st.queueStat(ctx, queueNames(s)[0])
+			if err != nil {
+				return fail("%v", err)
+			}
+			got := qs.Ready
+			if what == "consumers" {
+				got = qs.Consumers
+			}
+			if qs.Exists && got == want {
+				waited = fmt.Sprintf("%s %s reached %d after %s", qs.Name, what, want, durText(time.Since(start)))
+				break
+			}
+			if time.Since(start) > timeout {
+				return fail("%s %s is %d, still not %d after %s", qs.Name, what, got, want, timeout)
+			}
+			select {
+			case <-ctx.Done():
+				return fail("interrupted")
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}
+	o := &Outcome{Source: "queue", Columns: []string{"queue", "ready", "unacked", "consumers"}, Extra: map[string]string{}}
+	source := ""
+	for i, n := range queueNames(s) {
+		qs, err := st.queueStat(ctx, n)
+		if err != nil {
+			return fail("%v", err)
+		}
+		row := []string{qs.Name, "(no such queue)", "", ""}
+		if qs.Exists {
+			ready := strconv.Itoa(qs.Ready)
+			if broker.TypeOf(qs.Name) == broker.Stream {
+				ready += " (stream length)"
+			}
+			row = []string{qs.Name, ready, strconv.Itoa(qs.Unacked), strconv.Itoa(qs.Consumers)}
+			source = qs.Source
+		}
+		o.Rows = append(o.Rows, row)
+		if i == 0 {
+			o.Extra["queue"] = n
+			o.Extra["exists"] = strconv.FormatBool(qs.Exists)
+			o.Extra["ready"] = strconv.Itoa(qs.Ready)
+			o.Extra["unacked"] = strconv.Itoa(qs.Unacked)
+			o.Extra["consumers"] = strconv.Itoa(qs.Consumers)
+		}
+	}
+	r.SetOutcome(o)
+	obs := Table(o.Columns, o.Rows)
+	if source != "" {
+		obs += "\nat the broker now (" + source + ")"
+	}
+	if waited != "" {
+		obs = waited + "\n" + obs
+	}
+	return lab.Result{Passed: true, Sent: []string{"queue.declare passive=true " + strings.Join(queueNames(s), ", ")}, Observed: obs}
+}
+
+// proxyKind sets faults on the run's AMQP proxy, which sits between the
+// lab's via=proxy connections and the broker and drops or holds real frames
+// on the wire; the publishing code stays the same.
+//
+//	```proxy drop-confirm=2
+//	```
+//
+// drop-confirm=N swallows the broker's confirm of publish seq N (per
+// channel); drop-return=N the Nth basic.return of a connection; delay=200ms
+// holds frames both ways; cut-after=basic.publish closes the connection
+// right after forwarding the next such frame from the client (its content
+// never reaches the broker); reset clears the faults; show lists the frames
+// the proxy saw since the last show.
+type proxyKind struct{}
+
+var proxyMethods = map[string]amqpproxy.Match{
+	"basic.publish": {Dir: amqpproxy.ToBroker, Class: amqpproxy.ClassBasic, Method: amqpproxy.MethodBasicPublish},
+	"basic.ack":     {Dir: amqpproxy.ToClient, Class: amqpproxy.ClassBasic, Method: amqpproxy.MethodBasicAck},
+}
+
+func (proxyKind) Check(s *lab.Step) error {
+	if err := CheckAttrs(s, "drop-confirm", "drop-return", "delay", "cut-after", "reset", "show"); err != nil {
+		return err
+	}
+	n := 0
+	for _, k := range []string{"drop-confirm", "drop-return"} {
+		if v, ok := s.Attrs[k]; ok {
+			n++
+			if i, err := strconv.Atoi(v); err != nil || i < 1 {
+				return fmt.Errorf("%s: %s=%q: write a publish or return number from 1", s.Where(), k, v)
+			}
+		}
+	}
+	if v, ok := s.Attrs["cut-after"]; ok {
+		n++
+		if _, known := proxyMethods[v]; !known {
+			return fmt.Errorf("%s: cut-after=%s: use basic.publish or basic.ack", s.Where(), v)
+		}
+	}
+	if _, ok := s.Attrs["delay"]; ok {
+		n++
+		if _, err := Timeout(s, "delay", 0); err != nil {
+			return err
+		}
+	}
+	for _, k := range []string{"reset", "show"} {
+		if _, ok := s.Attrs[k]; ok {
+			n++
+		}
+	}
+	if n == 0 {
+		return fmt.Errorf("%s: proxy step sets nothing: use drop-confirm=N, drop-return=N, delay=D, cut-after=METHOD, reset or show", s.Where())
+	}
+	return nil
+}
+
+func (proxyKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
+	st := amqpOf(r)
+	p, err := st.proxyFor()
+	if err != nil {
+		return fail("start the AMQP proxy: %v", err)
+	}
+	var obs, sent []string
+	where := fmt.Sprintf("proxy %s ⇄ broker", p.Addr())
+	if _, ok := s.Attrs["reset"]; ok {
+		p.Reset()
+		sent = append(sent, "proxy reset")
+		obs = append(obs, where+": no faults; every frame passes unchanged")
+	}
+	if v, ok := s.Attrs["drop-confirm"]; ok {
+		n, _ := strconv.Atoi(v)
+		p.DropConfirm(n)
+		sent = append(sent, "proxy drop-confirm="+v)
+		obs = append(obs, fmt.Sprintf("%s: will swallow the broker's confirm (basic.ack/nack) of publish seq %d on each confirm-mode channel; the publish itself passes", where, n))
+	}
+	if v, ok := s.Attrs["drop-return"]; ok {
+		n, _ := strconv.Atoi(v)
+		p.DropReturn(n)
+		sent = append(sent, "proxy drop-return="+v)
+		obs = append(obs, fmt.Sprintf("%s: will swallow basic.return #%d of each connection, with its content", where, n))
+	}
+	if _, ok := s.Attrs["delay"]; ok {
+		d, _ := Timeout(s, "delay", 0)
+		p.Delay(d, amqpproxy.Both)
+		sent = append(sent, "proxy delay="+d.String())
+		obs = append(obs, fmt.Sprintf("%s: holds every frame %s in each direction", where, d))
+	}
+	if v, ok := s.Attrs["cut-after"]; ok {
+		p.CutAfter(proxyMethods[v])
+		sent = append(sent, "proxy cut-after="+v)
+		obs = append(obs, fmt.Sprintf("%s: will close the connection right after forwarding the next %s (what follows it on the wire never arrives)", where, v))
+	}
+	o := &Outcome{Source: "proxy", Columns: []string{"frame"}, Extra: map[string]string{}}
+	if _, ok := s.Attrs["show"]; ok {
+		evs := p.Events()
+		st.mu.Lock()
+		from := st.shown
+		if from > len(evs) {
+			from = 0
+		}
+		st.shown = len(evs)
+		st.mu.Unlock()
+		lines := proxyEvents(evs[from:])
+		for _, l := range lines {
+			o.Rows = append(o.Rows, []string{l})
+		}
+		c := p.Counts()
+		obs = append(obs, lines...)
+		obs = append(obs, fmt.Sprintf("totals: %d publish(es), %d confirm(s) forwarded, %d dropped, %d return(s) forwarded, %d dropped",
+			c.Publishes, c.ConfirmsForwarded, c.ConfirmsDropped, c.ReturnsForwarded, c.ReturnsDropped))
+		o.Extra["publishes"] = strconv.Itoa(c.Publishes)
+		o.Extra["dropped-confirms"] = strconv.Itoa(c.ConfirmsDropped)
+	}
+	r.SetOutcome(o)
+	return lab.Result{Passed: true, Sent: sent, Observed: strings.Join(obs, "\n")}
+}
+
+// restartKind restarts the RabbitMQ node (rabbitmqctl stop_app, start_app)
+// when the lab may (--broker-control rabbitmqctl on a local node), and then
+// checks what survived, one queue per line:
+//
+//	```broker-restart
+//	orders.transient  gone
+//	orders.classic    ready 1
+//	```
+//
+// Without broker control the step is skipped and says why; nothing is
+// checked. Every connection to the broker drops, the lab's included: later
+// steps open new ones.
+type restartKind struct{}
+
+type survival struct {
+	queue string
+	gone  bool
+	ready int
+}
+
+func parseSurvivals(s *lab.Step) ([]survival, error) {
+	var out []survival
+	for i, raw := range strings.Split(s.Body, "\n") {
+		l := strings.TrimSpace(raw)
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		f := strings.Fields(l)
+		switch {
+		case len(f) == 2 && f[1] == "gone":
+			out = append(out, survival{queue: f[0], gone: true})
+		case len(f) == 3 && f[1] == "ready":
+			n, err := strconv.Atoi(f[2])
+			if err == nil {
+				out = append(out, survival{queue: f[0], ready: n})
+				continue
+			}
+			fallthrough
+		default:
+			return nil, fmt.Errorf("%s:%d: broker-restart line %q: write QUEUE gone or QUEUE ready N", s.File, s.Line+1+i, l)
+		}
+	}
+	return out, nil
+}
+
+func (restartKind) Check(s *lab.Step) error {
+	if err := CheckAttrs(s); err != nil {
+		return err
+	}
+	_, err := parseSurvivals(s)
+	return err
+}
+
+func (restartKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
+	if !r.Env.Svc.Info.BrokerControl {
+		return lab.Result{Passed: true, Skipped: true,
+			Why: "the lab may not restart this broker: run with --broker-control rabbitmqctl (or LAB_BROKER_CONTROL=rabbitmqctl) on the machine whose local RabbitMQ node it may stop and start"}
+	}
+	surv, _ := parseSurvivals(s)
+	st := amqpOf(r)
+	before := map[string]lab.QueueStat{}
+	for _, sv := range surv {
+		qs, err := st.queueStat(ctx, sv.queue)
+		if err != nil {
+			return fail("%v", err)
+		}
+		before[sv.queue] = qs
+	}
+	// The run's connections die with the node; drop them first so later
+	// steps dial fresh ones instead of finding half-dead ones.
+	st.close()
+	ran, took, err := broker.Restart(ctx, r.Env.Svc.Config.AMQP)
+	res := lab.Result{Passed: true, Sent: ran}
+	if err != nil {
+		return lab.Result{Sent: ran, Why: err.Error()}
+	}
+	obs := []string{fmt.Sprintf("the broker restarted in %.1fs; every AMQP connection to it was closed", took.Seconds())}
+	o := &Outcome{Source: "broker-restart", Columns: []string{"queue", "before", "after", "expected", ""}, Extra: map[string]string{"restarted": "true"}}
+	for _, sv := range surv {
+		qs, err := st.queueStat(ctx, sv.queue)
+		if err != nil {
+			return fail("%v", err)
+		}
+		b := before[sv.queue]
+		show := func(q lab.QueueStat) string {
+			if !q.Exists {
+				return "gone"
+			}
+			return fmt.Sprintf("ready %d", q.Ready)
+		}
+		want := "gone"
+		ok := !qs.Exists
+		if !sv.gone {
+			want = fmt.Sprintf("ready %d", sv.ready)
+			ok = qs.Exists && qs.Ready == sv.ready
+		}
+		mark := "✓"
+		if !ok {
+			mark = "✗"
+			res.Passed = false
+			if res.Why == "" {
+				res.Why = fmt.Sprintf("after the restart %s is %s, expected %s", qs.Name, show(qs), want)
+			}
+		}
+		o.Rows = append(o.Rows, []string{qs.Name, show(b), show(qs), want, mark})
+	}
+	r.SetOutcome(o)
+	if len(o.Rows) > 0 {
+		obs = append(obs, Table(o.Columns, o.Rows))
+	}
+	res.Observed = strings.Join(obs, "\n")
+	res.Elapsed = took
+	return res
+}

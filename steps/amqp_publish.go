@@ -1,0 +1,351 @@
+package steps
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/broker"
+)
+
+func init() {
+	Register("declare", declareKind{})
+	Register("publish", publishKind{})
+}
+
+// declareKind declares exchanges, queues and bindings, one per line, with
+// the article's names (namespaced when sent). Everything declared carries
+// the lab's mark, so a reset may delete it again.
+//
+//	```declare
+//	exchange orders type=direct durable
+//	queue orders type=quorum
+//	queue orders.scratch transient
+//	bind orders orders key=order.paid
+//	```
+//
+// Exchanges and queues are durable unless the line says transient. A
+// channel error (406 PRECONDITION_FAILED for a redeclare with other
+// properties) fails the step unless error=CODE names it. allow-error=CODE
+// accepts either outcome, for what brokers differ on: RabbitMQ 4.3 refuses
+// non-durable non-exclusive queues by default (541), 3.x and 4.0–4.2
+// declare them.
+type declareKind struct{}
+
+type declLine struct {
+	what  string // exchange | queue | bind
+	name  string
+	other string // bind: the exchange
+	opts  map[string]string
+}
+
+func parseDecl(s *lab.Step) ([]declLine, error) {
+	var out []declLine
+	for i, raw := range strings.Split(s.Body, "\n") {
+		line := strings.TrimSpace(raw)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		where := fmt.Sprintf("%s:%d", s.File, s.Line+1+i)
+		f := strings.Fields(line)
+		d := declLine{what: f[0], opts: map[string]string{}}
+		args := f[1:]
+		need := 1
+		if d.what == "bind" {
+			need = 2
+		}
+		if d.what != "exchange" && d.what != "queue" && d.what != "bind" {
+			return nil, fmt.Errorf("%s: declare line %q: start with exchange, queue or bind", where, line)
+		}
+		if len(args) < need {
+			return nil, fmt.Errorf("%s: declare line %q: write exchange NAME, queue NAME or bind QUEUE EXCHANGE [key=K]", where, line)
+		}
+		d.name = args[0]
+		if need == 2 {
+			d.other = args[1]
+		}
+		for _, o := range args[need:] {
+			k, v, _ := strings.Cut(o, "=")
+			d.opts[k] = v
+		}
+		for k, v := range d.opts {
+			ok := false
+			switch d.what {
+			case "exchange":
+				ok = k == "durable" || k == "transient" || (k == "type" && (v == "direct" || v == "fanout" || v == "topic" || v == "headers"))
+			case "queue":
+				ok = k == "durable" || k == "transient" || (k == "type" && broker.ValidType(v))
+			case "bind":
+				ok = k == "key"
+			}
+			if !ok {
+				return nil, fmt.Errorf("%s: declare line %q: %q is not understood here (exchange: type=direct|fanout|topic|headers, durable|transient; queue: type=classic|quorum|stream, durable|transient; bind: key=K)", where, line, k+"="+v)
+			}
+		}
+		out = append(out, d)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: declare step declares nothing", s.Where())
+	}
+	return out, nil
+}
+
+func (declareKind) Check(s *lab.Step) error {
+	if err := CheckAttrs(s, "error", "allow-error"); err != nil {
+		return err
+	}
+	if s.Attrs["error"] != "" && s.Attrs["allow-error"] != "" {
+		return fmt.Errorf("%s: declare takes error=CODE (must fail) or allow-error=CODE (may fail), not both", s.Where())
+	}
+	_, err := parseDecl(s)
+	return err
+}
+
+func (declareKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
+	lines, _ := parseDecl(s)
+	st := amqpOf(r)
+	conn, err := st.conn(ctx, viaDirect)
+	if err != nil {
+		return fail("%v", err)
+	}
+	ch, err := conn.Channel()
+	if err != nil {
+		return fail("open a channel to declare on: %v", err)
+	}
+	defer ch.Close()
+	res := lab.Result{Passed: true}
+	var obs []string
+	o := &Outcome{Source: "declare", Extra: map[string]string{}}
+	for _, d := range lines {
+		_, transient := d.opts["transient"]
+		var shown string
+		switch d.what {
+		case "exchange":
+			x := broker.Exchange{Name: r.amqpName(d.name), Type: d.opts["type"], Durable: !transient}
+			shown = x.String()
+			err = broker.DeclareExchange(ch, x)
+		case "queue":
+			q := broker.Queue{Name: r.amqpName(d.name), Type: d.opts["type"], Durable: !transient}
+			shown = q.String()
+			err = broker.DeclareQueue(ch, q)
+			o.Extra["queue"] = d.name
+		case "bind":
+			b := broker.Binding{Queue: r.amqpName(d.name), Exchange: r.amqpName(d.other), Key: d.opts["key"]}
+			shown = b.String()
+			err = broker.Bind(ch, b)
+		}
+		res.Sent = append(res.Sent, shown)
+		if err != nil {
+			var ae *amqp.Error
+			if errors.As(err, &ae) {
+				o.ErrCode, o.ErrText = strconv.Itoa(ae.Code), "channel closed by the broker: "+amqpErrText(ae)
+			} else {
+				o.ErrCode, o.ErrText = "error", err.Error()
+			}
+			obs = append(obs, "✗ "+o.ErrText)
+			if allowed := s.Attrs["allow-error"]; allowed != "" && allowed == o.ErrCode {
+				obs = append(obs, "this broker refuses it (allowed: brokers differ here); nothing after it in this step was declared")
+			} else if want := s.Attrs["error"]; want != o.ErrCode {
+				res.Passed = false
+				res.Why = "unexpected " + o.ErrText
+			}
+			break
+		}
+		obs = append(obs, "ok "+shown)
+	}
+	if o.ErrCode == "" && s.Attrs["error"] != "" {
+		res.Passed = false
+		res.Why = "wanted error " + s.Attrs["error"] + ", but every declare succeeded"
+	}
+	r.SetOutcome(o)
+	res.Observed = strings.Join(obs, "\n")
+	return res
+}
+
+// publishKind publishes one message, as a publisher program would, and shows
+// what came back: the confirm (or its absence), any basic.return, a channel
+// error, and through the proxy the frames on the wire.
+//
+//	```publish channel=pub exchange=orders key=order.paid confirm mandatory id=event-001 [via=proxy] [timeout=3s] [transient]
+//	{"event_id":"event-001","business_key":"order:42:paid","user_id":7,"amount":10}
+//	```
+//
+// queue=NAME publishes through the default exchange straight to a queue.
+// Messages are persistent unless transient. With confirm the channel is put
+// in confirm mode and the step waits up to timeout (default 5s) for the
+// confirm: the outcome's confirm fact is ack, nack, timeout (nothing came
+// back), unknown (the channel or connection closed first) or none (no
+// confirm mode). The step passes whatever the confirm says — expect checks
+// it — but fails on a channel error unless error=CODE names it.
+type publishKind struct{}
+
+func (publishKind) Check(s *lab.Step) error {
+	if err := CheckAttrs(s, "channel", "via", "exchange", "key", "queue", "confirm", "mandatory", "id", "transient", "timeout", "error"); err != nil {
+		return err
+	}
+	if err := checkBoolAttrs(s, "confirm", "mandatory", "transient"); err != nil {
+		return err
+	}
+	if v := s.Attrs["via"]; v != "" && v != viaDirect && v != viaProxy {
+		return fmt.Errorf("%s: via=%s: use direct or proxy", s.Where(), v)
+	}
+	if s.Attrs["queue"] != "" && (s.Attrs["exchange"] != "" || s.Attrs["key"] != "") {
+		return fmt.Errorf("%s: publish takes queue= (default exchange) or exchange= and key=, not both", s.Where())
+	}
+	_, err := Timeout(s, "timeout", 0)
+	return err
+}
+
+func (publishKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
+	st := amqpOf(r)
+	name := s.Attr("channel", "publisher")
+	c, reopened, err := st.channel(ctx, name, s.Attrs["via"])
+	if err != nil {
+		return fail("%v", err)
+	}
+	res := lab.Result{Passed: true}
+	var obs []string
+	if reopened != "" {
+		obs = append(obs, reopened)
+	}
+	wantConfirm := boolAttr(s, "confirm")
+	if wantConfirm && !c.confirm {
+		if err := c.ch.Confirm(false); err != nil {
+			return fail("confirm.select on channel %s: %v", name, err)
+		}
+		c.confirm = true
+		res.Sent = append(res.Sent, "confirm.select (channel "+name+")")
+	}
+	exchange, key := r.amqpName(s.Attrs["exchange"]), s.Attrs["key"]
+	if q := s.Attrs["queue"]; q != "" {
+		exchange, key = "", r.amqpName(q)
+	}
+	mandatory := boolAttr(s, "mandatory")
+	msg := amqp.Publishing{ContentType: "application/json", DeliveryMode: amqp.Persistent,
+		MessageId: s.Attrs["id"], Timestamp: time.Now(), Body: []byte(strings.TrimSpace(s.Body))}
+	mode := "persistent"
+	if boolAttr(s, "transient") {
+		msg.DeliveryMode, mode = amqp.Transient, "transient"
+	}
+	var mark int
+	if st.proxy != nil {
+		mark = len(st.proxy.Events())
+	}
+	c.drainReturns() // only returns of this publish count
+	seq := c.ch.GetNextPublishSeqNo()
+	shown := fmt.Sprintf("basic.publish exchange=%q routing-key=%q mandatory=%t message-id=%s %s", exchange, key, mandatory, msg.MessageId, mode)
+	if c.confirm {
+		shown += fmt.Sprintf(" (publish seq %d on channel %s)", seq, name)
+	}
+	res.Sent = append(res.Sent, shown)
+	o := &Outcome{Source: "publish " + name, Stmt: shown, Extra: map[string]string{"confirm": "none", "seq": strconv.FormatUint(seq, 10), "id": msg.MessageId}}
+	if q := s.Attrs["queue"]; q != "" {
+		o.Extra["queue"] = q
+	}
+	start := time.Now()
+	dc, err := c.ch.PublishWithDeferredConfirmWithContext(ctx, exchange, key, mandatory, false, msg)
+	if err != nil {
+		return fail("publish on channel %s: %v", name, err)
+	}
+	obs = append(obs, "→ "+shown)
+	confirm, confirmLine := "none", ""
+	if dc != nil {
+		timeout, _ := Timeout(s, "timeout", 5*time.Second)
+		wc, cancel := context.WithTimeout(ctx, timeout)
+		ack, werr := dc.WaitContext(wc)
+		cancel()
+		took := since(start)
+		switch {
+		case werr != nil:
+			confirm = "timeout"
+			confirmLine = fmt.Sprintf("… no confirm for publish seq %d within %s: the publisher cannot tell whether the broker stored the message", seq, timeout)
+		case ack:
+			confirm = "ack"
+			confirmLine = fmt.Sprintf("← basic.ack for publish seq %d after %s: the broker took responsibility for the message", seq, took)
+		case c.closed(200 * time.Millisecond):
+			// A closing channel resolves its pending confirms as ack=false.
+			confirm = "unknown"
+			confirmLine = fmt.Sprintf("← no confirm: channel %s closed first (%s); the library reports ack=false, which means unknown, not lost", name, c.why())
+		default:
+			confirm = "nack"
+			confirmLine = fmt.Sprintf("← basic.nack for publish seq %d after %s: the broker could not take the message", seq, took)
+		}
+	} else if !c.closed(0) {
+		// No confirm to wait for: a round trip makes any return or channel
+		// error of this publish arrive before the step ends.
+		_ = c.roundTrip()
+		confirmLine = "no confirm mode: Publish returned nil once the frames were written to the socket; nothing more comes back on success"
+	}
+	o.Extra["confirm"] = confirm
+	// The library hands a basic.return over before it resolves the confirm
+	// that follows it on the wire, so every return of this publish is here.
+	rets := c.drainReturns()
+	for _, ret := range rets {
+		obs = append(obs, fmt.Sprintf("← basic.return %d %s (exchange %q, routing key %q, message-id %s): no queue took the message", ret.ReplyCode, ret.ReplyText, ret.Exchange, ret.RoutingKey, ret.MessageId))
+	}
+	obs = append(obs, confirmLine)
+	o.Extra["returned"] = strconv.Itoa(len(rets))
+	if c.closed(50 * time.Millisecond) {
+		o.ErrCode, o.ErrText = c.closeOutcome()
+		obs = append(obs, fmt.Sprintf("NotifyClose +%s: %s", durText(c.closedAt.Sub(start)), o.ErrText))
+	} else {
+		switch confirm {
+		case "nack", "timeout", "unknown":
+			o.ErrCode, o.ErrText = confirm, "confirm: "+confirm
+		}
+	}
+	st.mu.Lock()
+	switch confirm {
+	case "ack":
+		st.seen.Acked++
+	case "nack":
+		st.seen.Nacked++
+	case "timeout":
+		st.seen.Timeouts++
+	case "unknown":
+		st.seen.Unknown++
+	}
+	st.seen.Returned += len(rets)
+	p := st.proxy
+	st.mu.Unlock()
+	if p != nil && c.via == viaProxy {
+		evs := p.Events()
+		if mark > len(evs) {
+			mark = 0
+		}
+		obs = append(obs, proxyEvents(evs[mark:])...)
+	}
+	if want := s.Attrs["error"]; o.ErrCode != "" && o.ErrCode != "nack" && o.ErrCode != "timeout" && o.ErrCode != "unknown" && o.ErrCode != want {
+		res.Passed, res.Why = false, "unexpected "+o.ErrText
+	} else if want != "" && o.ErrCode != want {
+		res.Passed, res.Why = false, "wanted error "+want+", got "+orNone(o.ErrText)
+	}
+	r.SetOutcome(o)
+	res.Observed = strings.Join(obs, "\n")
+	return res
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// since is how long ago start was, as the learner reads it.
+func since(start time.Time) string { return durText(time.Since(start)) }
+
+func durText(d time.Duration) string {
+	switch {
+	case d < time.Millisecond:
+		return d.Round(10 * time.Microsecond).String()
+	case d < time.Second:
+		return d.Round(100 * time.Microsecond).String()
+	}
+	return d.Round(10 * time.Millisecond).String()
+}

@@ -1,0 +1,691 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/spinner"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/labs"
+	"github.com/rmlab/lab/steps"
+	"github.com/rmlab/lab/worker"
+)
+
+type focusArea int
+
+const (
+	focusList focusArea = iota
+	focusLesson
+)
+
+// layoutMode is how the body is split for the terminal size.
+type layoutMode int
+
+const (
+	modeList       layoutMode = iota // narrow, list focused: the list alone
+	modeSplit                        // narrow: lesson above, tabbed panels below
+	modeSide                         // >= 120 cols: lesson | tabbed or stacked panels
+	modeWide                         // >= 160 cols: list | lesson | panels
+	modeLessonOnly                   // a terminal too short for panels
+)
+
+// App is the screen's root model. It owns the panes and the open lesson's
+// session, routes messages and keys, and lays the panes out.
+type App struct {
+	c       *common
+	ctx     context.Context
+	lessons map[string][]*lab.Lesson
+	loadErr map[string]error
+	saver   *progressSaver
+
+	list   *listPane
+	lesson *lessonPane
+	panels *panelSet
+	help   *helpOverlay
+	spin   spinner.Model
+	sess   *session
+	// retired are replaced sessions whose close runs in the background;
+	// shutdown closes any still open (a quit may drop pending commands).
+	retired []*session
+
+	focus      focusArea
+	mode       layoutMode
+	width      int
+	height     int
+	showHelp   bool
+	confirmAll bool
+	status     string
+	statusBad  bool
+	initCmds   []tea.Cmd
+
+	// observe, when set (tests), sees the model after every message, on the
+	// program's goroutine.
+	observe func(*App)
+}
+
+// newApp loads lessons and progress and opens the first lesson: the one
+// asked for, else the one left open, else lesson 1. Nothing here blocks on a
+// service; steps run once the program starts.
+func newApp(ctx context.Context, opt Options) (*App, error) {
+	lang := opt.Lang
+	if lang != "zh" {
+		lang = "en"
+	}
+	a := &App{ctx: ctx, lessons: map[string][]*lab.Lesson{}, loadErr: map[string]error{}}
+	for _, lg := range labs.Langs {
+		var ls []*lab.Lesson
+		var err error
+		if opt.LessonsDir != "" {
+			ls, err = labs.LoadDir(opt.LessonsDir, lg)
+		} else {
+			ls, err = labs.Builtin(lg)
+		}
+		a.lessons[lg], a.loadErr[lg] = ls, err
+	}
+	if a.loadErr[lang] != nil {
+		return nil, a.loadErr[lang]
+	}
+	path, err := ProgressPath()
+	prog := &Progress{Lessons: map[string]*LessonProgress{}}
+	if err == nil {
+		if p, lerr := LoadProgress(path); lerr == nil {
+			prog = p
+		} else {
+			a.setStatus("progress file unreadable, starting fresh: "+lerr.Error(), true)
+		}
+		a.saver = &progressSaver{path: path}
+	}
+	if opt.Env == nil {
+		opt.Env = &steps.Env{} // no services: panels say so, steps fail with a reason
+	}
+	var caps map[lab.Capability]bool
+	if opt.Env.Svc != nil {
+		caps = opt.Env.Svc.Info.Caps()
+	}
+	_, noColor := os.LookupEnv("NO_COLOR")
+	a.c = &common{st: NewStyles(true, !noColor), keys: DefaultKeyMap(), env: opt.Env, lang: lang,
+		progress: prog, caps: caps, now: time.Now}
+	a.list = newListPane(a.c)
+	a.lesson = newLessonPane(a.c)
+	a.panels = newPanelSet(a.c)
+	a.panels.markActive()
+	a.help = newHelpOverlay(a.c)
+	a.spin = spinner.New(spinner.WithSpinner(spinner.Line))
+	a.list.SetLessons(a.lessons[lang])
+
+	start := opt.Start
+	if start == "" {
+		start = prog.Last
+	}
+	if a.find(start) == nil && len(a.lessons[lang]) > 0 {
+		start = a.lessons[lang][0].ID
+	}
+	if start != "" {
+		a.list.Select(start)
+		a.initCmds = append(a.initCmds, a.open(start))
+	}
+	return a, nil
+}
+
+// Init asks the terminal for its background (light or dark styles) and
+// starts the open lesson's panels and resume.
+func (a *App) Init() tea.Cmd {
+	cmds := append([]tea.Cmd{tea.RequestBackgroundColor}, a.initCmds...)
+	a.initCmds = nil
+	return tea.Batch(cmds...)
+}
+
+// find returns lesson id in the current language, falling back to the
+// other one (a lesson may exist in one language only while being written).
+func (a *App) find(id string) *lab.Lesson {
+	if id == "" {
+		return nil
+	}
+	if l := labs.Find(a.lessons[a.c.lang], id); l != nil {
+		return l
+	}
+	for _, lg := range labs.Langs {
+		if l := labs.Find(a.lessons[lg], id); l != nil {
+			return l
+		}
+	}
+	return nil
+}
+
+func (a *App) setStatus(s string, bad bool) { a.status, a.statusBad = oneLine(s), bad }
+
+func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	cmd := a.update(msg)
+	if a.observe != nil {
+		a.observe(a)
+	}
+	return a, cmd
+}
+
+func (a *App) update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		a.width, a.height = msg.Width, msg.Height
+		a.relayout()
+	case tea.BackgroundColorMsg:
+		_, noColor := os.LookupEnv("NO_COLOR")
+		a.c.st = NewStyles(msg.IsDark(), !noColor)
+		a.lesson.Rebuild()
+	case tea.KeyPressMsg:
+		return a.key(msg)
+	case stepDoneMsg:
+		return a.stepDone(msg)
+	case spinner.TickMsg:
+		// The spinner only ticks while a step runs: an idle lab draws
+		// nothing but its panels' polls.
+		if a.sess == nil || !a.sess.running {
+			return nil
+		}
+		var cmd tea.Cmd
+		a.spin, cmd = a.spin.Update(msg)
+		a.lesson.spin = a.spin.View()
+		return cmd
+	case workerActionMsg:
+		if msg.err != nil {
+			a.setStatus(fmt.Sprintf("%s %s: %v", msg.action, msg.name, msg.err), true)
+		} else {
+			a.setStatus(fmt.Sprintf("%s: %s done", msg.name, msg.action), false)
+		}
+		return a.panels.workers.Refresh(a.sess)
+	case progressSavedMsg:
+		if msg.err != nil {
+			a.setStatus("could not save progress: "+msg.err.Error(), true)
+		}
+	case runClosedMsg:
+		kept := a.retired[:0]
+		for _, r := range a.retired {
+			if !r.isClosed() {
+				kept = append(kept, r)
+			}
+		}
+		a.retired = kept
+	case workersDataMsg:
+		if a.sess != nil && msg.gen == a.panels.workers.gen && msg.sessions != nil && !a.sess.running {
+			a.sess.waiting = msg.sessions
+		}
+		return a.panels.Update(msg)
+	default:
+		return a.panels.Update(msg)
+	}
+	return nil
+}
+
+// key handles one key press; every action has a key in the keymap.
+func (a *App) key(k tea.KeyPressMsg) tea.Cmd {
+	km := a.c.keys
+	if a.showHelp {
+		a.showHelp = false
+		if key.Matches(k, km.Quit) {
+			return tea.Quit
+		}
+		return nil
+	}
+	if a.confirmAll {
+		a.confirmAll = false
+		if key.Matches(k, km.Yes) {
+			return a.resetAll()
+		}
+		a.setStatus("reset of all progress cancelled", false)
+		return nil
+	}
+	a.status = ""
+	switch {
+	case key.Matches(k, km.Quit):
+		return tea.Quit
+	case key.Matches(k, km.Help):
+		a.showHelp = true
+	case key.Matches(k, km.Lang):
+		return a.switchLang()
+	case key.Matches(k, km.ResetAll):
+		a.confirmAll = true
+		a.setStatus("Reset ALL progress and this lesson's run? y to confirm, any other key cancels", true)
+	case key.Matches(k, km.Reset):
+		return a.reset()
+	case key.Matches(k, km.Tab):
+		a.panels.Cycle(1)
+	case key.Matches(k, km.ShiftTab):
+		a.panels.Cycle(-1)
+	case key.Matches(k, km.Esc):
+		if a.focus == focusLesson {
+			a.focus = focusList
+			if a.sess != nil {
+				a.list.Select(a.sess.lessonID)
+			}
+			a.relayout()
+		}
+	case key.Matches(k, km.Up):
+		a.move(-1)
+	case key.Matches(k, km.Down):
+		a.move(1)
+	case key.Matches(k, km.Enter):
+		if a.focus == focusList {
+			return a.open(a.list.SelectedID())
+		}
+		return a.runNext()
+	case key.Matches(k, km.PageUp):
+		a.lesson.PageUp()
+	case key.Matches(k, km.PageDown):
+		a.lesson.PageDown()
+	case key.Matches(k, km.Top):
+		a.lesson.Top()
+	case key.Matches(k, km.Bottom):
+		a.lesson.Bottom()
+	case key.Matches(k, km.Kill):
+		return a.workerAction("kill")
+	case key.Matches(k, km.Continue):
+		return a.workerAction("continue")
+	}
+	return nil
+}
+
+// move is up/down: the list cursor, a choice option, the selected worker
+// (when the worker panel is active), else scrolling the lesson.
+func (a *App) move(d int) {
+	if a.focus == focusList {
+		a.list.Move(d)
+		return
+	}
+	s := a.sess
+	if s != nil {
+		if ch := s.pendingChoice(); ch != nil {
+			n := len(steps.Options(ch))
+			s.cursor = (s.cursor + d + n) % n
+			return
+		}
+	}
+	if a.panels.active == panelWorkers && a.panels.workers.Move(d) {
+		return
+	}
+	a.lesson.Scroll(d)
+}
+
+// open shows lesson id, starting a new run unless it is already open. A
+// lesson with progress resumes: its steps re-run up to where the learner
+// was, with the same choices.
+func (a *App) open(id string) tea.Cmd {
+	l := a.find(id)
+	if l == nil {
+		return nil
+	}
+	a.focus = focusLesson
+	if a.sess != nil && a.sess.lessonID == id {
+		a.relayout()
+		return nil
+	}
+	cmds := a.newSession(l)
+	s := a.sess
+	if lp := a.c.progress.Lessons[id]; lp != nil && lp.Step > 0 && len(s.steps) > 0 {
+		s.catchUp = min(lp.Step, len(s.steps))
+		for k, v := range lp.Choices {
+			s.run.Choices[k] = v
+		}
+	}
+	a.c.progress.Last = id
+	if l.ExplainOnly || len(s.steps) == 0 {
+		lp := a.c.progress.Of(id)
+		lp.Done, lp.Updated = true, time.Now()
+	}
+	cmds = append(cmds, a.saver.save(a.c.progress), a.advance())
+	a.relayout()
+	return tea.Batch(cmds...)
+}
+
+// newSession replaces the open session (closing the old one in the
+// background) and restarts every panel on the new one.
+func (a *App) newSession(l *lab.Lesson) []tea.Cmd {
+	var cmds []tea.Cmd
+	var after <-chan struct{}
+	if a.sess != nil {
+		cmds = append(cmds, a.sess.closeCmd())
+		after = a.sess.closed
+		a.retired = append(a.retired, a.sess)
+	}
+	s := newSession(a.ctx, a.c.env, l, after)
+	a.sess = s
+	a.list.openID = l.ID
+	a.lesson.Set(a.current(), s)
+	a.panels.ledger.Set(nil)
+	cmds = append(cmds, a.panels.tables.Restart(l), a.panels.queues.Restart(l), a.panels.workers.Restart(s))
+	a.relayout() // the queue panel's height depends on the lesson
+	return cmds
+}
+
+// current is the open lesson in the current language.
+func (a *App) current() *lab.Lesson {
+	if a.sess == nil {
+		return nil
+	}
+	return a.find(a.sess.lessonID)
+}
+
+// advance runs the next step without a key while a resume catches up.
+func (a *App) advance() tea.Cmd {
+	s := a.sess
+	if s == nil || s.running {
+		return nil
+	}
+	s.skipAhead()
+	if s.Done() || s.next >= s.catchUp {
+		s.catchUp = 0
+		return nil
+	}
+	if st := s.steps[s.next]; st.Kind == "choice" {
+		if _, ok := s.run.Choices[st.Attrs["name"]]; !ok {
+			s.catchUp = 0
+			return nil
+		}
+	}
+	return a.runStep()
+}
+
+// runStep starts step next as a command; keys keep working meanwhile.
+func (a *App) runStep() tea.Cmd {
+	a.panels.tables.MarkStep()
+	cmd := a.sess.start()
+	a.lesson.spin = a.spin.View()
+	a.lesson.Rebuild()
+	return tea.Batch(cmd, a.spin.Tick)
+}
+
+// runNext is enter in the lesson: take the highlighted option of a choice
+// step, or run the next step.
+func (a *App) runNext() tea.Cmd {
+	s := a.sess
+	switch {
+	case s == nil:
+		return nil
+	case s.running:
+		a.setStatus("a step is running; keys still work, enter waits for it", false)
+		return nil
+	case len(s.steps) == 0:
+		a.setStatus("explain-only lesson: nothing to run", false)
+		return nil
+	case s.Done():
+		a.setStatus("lesson complete: r runs it again", false)
+		return nil
+	}
+	if ch := s.pendingChoice(); ch != nil {
+		opts := steps.Options(ch)
+		s.run.Choices[ch.Attrs["name"]] = opts[min(s.cursor, len(opts)-1)].Name
+	}
+	return a.runStep()
+}
+
+// stepDone records a step's result, saves progress, refreshes the panels
+// at once and, while catching up, starts the next step.
+func (a *App) stepDone(m stepDoneMsg) tea.Cmd {
+	s := a.sess
+	if s == nil || !s.finish(m) {
+		return nil
+	}
+	a.panels.ledger.Set(s.ledgers)
+	lp := a.c.progress.Of(s.lessonID)
+	lp.Step, lp.Done, lp.Updated = s.next, s.Done(), time.Now()
+	lp.Choices = map[string]string{}
+	for k, v := range s.run.Choices {
+		lp.Choices[k] = v
+	}
+	if !m.res.Passed && !m.res.Skipped {
+		a.setStatus(fmt.Sprintf("step %d failed: %s", m.idx+1, m.res.Why), true)
+	}
+	a.lesson.Rebuild()
+	a.lesson.ShowStep(m.idx)
+	cmds := []tea.Cmd{a.saver.save(a.c.progress), a.advance()}
+	if !s.running {
+		// Not while a resume races through steps: one poll per panel, once
+		// the learner has the keys again.
+		cmds = append(cmds, a.panels.tables.Refresh(), a.panels.queues.Refresh(), a.panels.workers.Refresh(s))
+	}
+	return tea.Batch(cmds...)
+}
+
+// reset is r: in the lesson, a new run from the lesson's reset step; in the
+// list, the selected lesson's progress.
+func (a *App) reset() tea.Cmd {
+	id := ""
+	if a.focus == focusList {
+		id = a.list.SelectedID()
+	} else if a.sess != nil {
+		id = a.sess.lessonID
+	}
+	if id == "" {
+		return nil
+	}
+	delete(a.c.progress.Lessons, id)
+	if a.sess == nil || a.sess.lessonID != id {
+		a.setStatus("progress of "+id+" reset", false)
+		return a.saver.save(a.c.progress)
+	}
+	cmds := append(a.restartRun(), a.saver.save(a.c.progress))
+	a.setStatus("lesson reset: a new run", false)
+	return tea.Batch(cmds...)
+}
+
+// restartRun gives the open lesson a new Run and runs its reset step.
+func (a *App) restartRun() []tea.Cmd {
+	l := a.find(a.sess.lessonID)
+	cmds := a.newSession(l)
+	if s := a.sess; len(s.steps) > 0 && s.steps[0].Kind == "reset" {
+		cmds = append(cmds, a.runStep())
+	}
+	a.relayout()
+	return cmds
+}
+
+// resetAll is R after y: every lesson's progress, and a new run of the
+// open one.
+func (a *App) resetAll() tea.Cmd {
+	a.c.progress.Lessons = map[string]*LessonProgress{}
+	var cmds []tea.Cmd
+	if a.sess != nil {
+		cmds = a.restartRun()
+	}
+	a.setStatus("all progress reset", false)
+	return tea.Batch(append(cmds, a.saver.save(a.c.progress))...)
+}
+
+// switchLang is l: the other language, same lesson, same step, same Run.
+func (a *App) switchLang() tea.Cmd {
+	other := "zh"
+	if a.c.lang == "zh" {
+		other = "en"
+	}
+	if len(a.lessons[other]) == 0 {
+		msg := "no lessons in " + other
+		if err := a.loadErr[other]; err != nil {
+			msg += ": " + err.Error()
+		}
+		a.setStatus(msg, true)
+		return nil
+	}
+	a.c.lang = other
+	a.c.progress.Lang = other
+	a.list.SetLessons(a.lessons[other])
+	if a.sess != nil {
+		a.lesson.Set(a.current(), a.sess)
+		if a.sess.next > 0 {
+			a.lesson.ShowStep(a.sess.next - 1)
+		}
+	}
+	return a.saver.save(a.c.progress)
+}
+
+// workerAction is k or c on the selected worker.
+func (a *App) workerAction(action string) tea.Cmd {
+	if a.sess == nil {
+		return nil
+	}
+	// The worker panel comes forward so the learner sees what k or c did.
+	a.panels.active = panelWorkers
+	a.panels.markActive()
+	w, ok := a.panels.workers.SelectedStatus()
+	switch {
+	case !ok:
+		a.setStatus("no worker to "+action+" (tab to the Workers panel, up/down to select)", false)
+		return nil
+	case w.State == worker.Exited || w.State == worker.Killed:
+		a.setStatus(fmt.Sprintf("%s is already %s", w.Name, w.State), false)
+		return nil
+	case action == "continue" && w.State != worker.Paused:
+		a.setStatus(fmt.Sprintf("%s is %s, not paused: c only lets a paused worker go on", w.Name, w.State), false)
+		return nil
+	}
+	a.setStatus(action+" "+w.Name+"...", false)
+	return workerCmd(a.sess.run, w.Name, action)
+}
+
+// relayout sizes every pane for the terminal and the focus.
+func (a *App) relayout() {
+	W, H := a.width, a.height
+	if W <= 0 || H <= 0 {
+		return
+	}
+	bodyH := max(H-2, 3) // header and footer lines
+	a.help.SetSize(W, bodyH)
+	switch {
+	case W >= 160:
+		a.mode = modeWide
+		listW := min(max(W/6, 28), 40)
+		panelsW := min(max(W*2/5, 56), 90)
+		a.list.SetSize(listW, bodyH)
+		a.lesson.SetSize(W-listW-panelsW, bodyH)
+		a.panels.SetSize(panelsW, bodyH)
+	case a.focus == focusList:
+		a.mode = modeList
+		a.list.SetSize(W, bodyH)
+	case W >= 120:
+		a.mode = modeSide
+		panelsW := W * 9 / 20
+		a.lesson.SetSize(W-panelsW, bodyH)
+		a.panels.SetSize(panelsW, bodyH)
+	case bodyH < 12:
+		// Too short to share: the lesson alone (the panels come back when
+		// the terminal grows).
+		a.mode = modeLessonOnly
+		a.lesson.SetSize(W, bodyH)
+	default:
+		a.mode = modeSplit
+		lessonH := max(bodyH*11/20, 6)
+		a.lesson.SetSize(W, lessonH)
+		a.panels.SetSize(W, bodyH-lessonH)
+	}
+	a.list.active = a.focus == focusList
+	a.lesson.active = a.focus == focusLesson
+}
+
+// View draws the screen: a header line, the body, a footer line.
+func (a *App) View() tea.View {
+	v := tea.NewView(a.render())
+	v.AltScreen = true
+	v.WindowTitle = "reliable-messaging lab"
+	return v
+}
+
+func (a *App) render() string {
+	if a.width <= 0 || a.height <= 0 {
+		return ""
+	}
+	var body string
+	switch {
+	case a.showHelp:
+		body = a.help.View()
+	case a.mode == modeWide:
+		body = joinH(a.list.View(), a.lesson.View(), a.panels.View())
+	case a.mode == modeList:
+		body = a.list.View()
+	case a.mode == modeSide:
+		body = joinH(a.lesson.View(), a.panels.View())
+	case a.mode == modeLessonOnly:
+		body = a.lesson.View()
+	default:
+		body = a.lesson.View() + "\n" + a.panels.View()
+	}
+	return a.header() + "\n" + body + "\n" + a.footer()
+}
+
+// joinH puts equal-height blocks side by side (each already exact width).
+func joinH(blocks ...string) string {
+	cols := make([][]string, len(blocks))
+	n := 0
+	for i, b := range blocks {
+		cols[i] = strings.Split(b, "\n")
+		n = max(n, len(cols[i]))
+	}
+	var sb strings.Builder
+	for r := 0; r < n; r++ {
+		if r > 0 {
+			sb.WriteByte('\n')
+		}
+		for _, c := range cols {
+			if r < len(c) {
+				sb.WriteString(c[r])
+			}
+		}
+	}
+	return sb.String()
+}
+
+func (a *App) header() string {
+	st := a.c.st
+	left := st.Header.Render(" reliable-messaging lab") + st.Dim.Render("  lang: "+a.c.lang)
+	if l := a.current(); l != nil {
+		left += st.Dim.Render(fmt.Sprintf("  lesson %d: ", l.Number)) + oneLine(l.Title)
+	}
+	right := st.Dim.Render("? help  q quit ")
+	room := a.width - displayWidth(right)
+	return fitLine(fitLine(left, max(room-1, 0))+" "+right, a.width)
+}
+
+func (a *App) footer() string {
+	st := a.c.st
+	if a.status != "" {
+		s := st.Status
+		if a.statusBad {
+			s = st.Bad
+		}
+		return fitLine(" "+s.Render(a.status), a.width)
+	}
+	// As many hints as fit, most useful first.
+	hints := []string{"up/down select", "enter open", "r reset lesson", "R reset all", "l en/zh", "? help", "q quit"}
+	if a.focus == focusLesson {
+		hints = []string{"enter run next", "up/down scroll/select", "tab panels", "k kill", "c continue",
+			"r reset", "l en/zh", "esc list", "pgup/pgdn"}
+	}
+	hint := ""
+	for _, h := range hints {
+		if displayWidth(hint)+2+displayWidth(h) > a.width {
+			break
+		}
+		hint += "  " + h
+	}
+	return fitLine(st.Footer.Render(strings.TrimPrefix(hint, " ")), a.width)
+}
+
+// shutdown ends the open run and waits for runs closing in the background,
+// so no worker outlives the lab; then it writes the progress a last time.
+func (a *App) shutdown() {
+	for _, s := range append(a.retired, a.sess) {
+		if s != nil && !s.isClosed() {
+			s.closeNow(5 * time.Second)
+		}
+	}
+	if a.saver != nil {
+		if cmd := a.saver.save(a.c.progress); cmd != nil {
+			cmd()
+		}
+	}
+}
+
+// plainView is the screen without escape codes (tests, snapshots).
+func plainView(s string) string { return ansi.Strip(s) }

@@ -1,0 +1,126 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/steps"
+	"github.com/rmlab/lab/worker"
+)
+
+// fakeEnv has a queue reader so the queue panel shows figures; no test
+// here calls it (data is injected), it only has to exist.
+func fakeEnv() *steps.Env {
+	return &steps.Env{Queues: func(context.Context, []string) ([]lab.QueueStat, error) { return nil, nil }}
+}
+
+// fill puts every panel in a full, known state: three steps of
+// fixture-basics run, tables changed by the last one, two queues, three
+// workers (running, paused, killed), a blocked session and both ledgers.
+func fill(t testing.TB, a *App) {
+	t.Helper()
+	s := a.sess
+	if s == nil || s.lessonID != "fixture-basics" {
+		t.Fatalf("fixture-basics is not open")
+	}
+	s.results[0] = lab.Result{Kind: "reset", Passed: true, Elapsed: 84 * time.Millisecond,
+		Sent:     []string{"CREATE DATABASE blog_idempotency_lab_uitest", "INSERT INTO points_account VALUES(7,0)"},
+		Observed: "recreated blog_idempotency_lab_uitest from sql/idempotency/schema.sql"}
+	s.results[1] = lab.Result{Kind: "sql", Passed: true, Elapsed: 3 * time.Millisecond,
+		Observed: "main> START TRANSACTION;\nQuery OK, 0 rows affected (0.00 sec)\nmain> COMMIT;\nQuery OK, 0 rows affected (0.00 sec)"}
+	s.results[2] = lab.Result{Kind: "sql", Passed: false, Elapsed: 1010 * time.Millisecond,
+		Observed: "main> SELECT points FROM points_account WHERE user_id=7;\n… still waiting after 1s (blocked inside the server)",
+		Why:      "statement still waiting after 1s (a lock held by another session?)"}
+	s.next = 3
+	s.waiting = map[string]bool{"main": false, "B": true}
+	s.waitSince["B"] = pinnedNow.Add(-4200 * time.Millisecond)
+	a.lesson.Rebuild()
+	a.lesson.Bottom()
+
+	tp := a.panels.tables
+	tp.data = []tableData{
+		{title: "points_account", db: "blog_idempotency_lab_uitest", cols: []string{"user_id", "points"},
+			rows: [][]string{{"7", "0"}, {"8", "0"}}},
+		{title: "consumed_operation", db: "blog_idempotency_lab_uitest",
+			cols: []string{"consumer_name", "business_key", "event_id", "user_id", "amount"}},
+	}
+	tp.MarkStep()
+	a.Update(tablesDataMsg{gen: tp.gen, tables: []tableData{
+		{title: "points_account", db: "blog_idempotency_lab_uitest", cols: []string{"user_id", "points"},
+			rows: [][]string{{"7", "10"}, {"8", "0"}, {"9", "0"}}},
+		{title: "consumed_operation", db: "blog_idempotency_lab_uitest",
+			cols: []string{"consumer_name", "business_key", "event_id", "user_id", "amount"},
+			rows: [][]string{{"points-award", "order:42:paid", "event-001", "7", "10"}}},
+	}})
+
+	qp := a.panels.queues
+	qp.names = []string{"orders", "orders.retry"}
+	a.Update(queuesDataMsg{gen: qp.gen, stats: []lab.QueueStat{
+		{Name: "orders_uitest", Ready: 3, Unacked: 1, Consumers: 1, Exists: true, Source: "management API"},
+		{Name: "orders.retry_uitest", Ready: 0, Unacked: -1, Consumers: 0, Exists: true, Source: "passive declare"},
+	}})
+
+	a.Update(workersDataMsg{gen: a.panels.workers.gen, statuses: []worker.Status{
+		{Name: "c1", Kind: "consumer", PID: 4242, State: worker.Paused, Point: "after-mark-commit", Log: []string{"@pause after-mark-commit"}},
+		{Name: "c2", Kind: "consumer", PID: 4243, State: worker.Killed, Point: "before-points"},
+		{Name: "relay-A", Kind: "relay", PID: 4250, State: worker.Exited, ExitCode: 0},
+	}, sessions: map[string]bool{"main": false, "B": true}})
+
+	a.panels.ledger.Set([]lab.Ledger{
+		{Variant: "unsafe", Label: "commit the mark even when the UPDATE found no account", Intended: 1, Applied: 0, Lost: 1},
+		{Variant: "safe", Label: "roll back when the UPDATE found no account", Intended: 1, Applied: 1, Absorbed: 1},
+	})
+}
+
+// TestPanelsMatchGoldenFiles renders every pane and the whole screen with
+// the color profile pinned to ASCII at 80x24 and 200x60.
+func TestPanelsMatchGoldenFiles(t *testing.T) {
+	for _, size := range [][2]int{{80, 24}, {200, 60}} {
+		w, h := size[0], size[1]
+		suffix := fmt.Sprintf("%dx%d", w, h)
+		t.Run(suffix, func(t *testing.T) {
+			a := newTestApp(t, fakeEnv(), "en", "fixture-basics", w, h)
+			fill(t, a)
+			golden(t, "screen_lesson_"+suffix, ascii(a.render()))
+
+			panels := map[string]Component{"tables": a.panels.tables, "queues": a.panels.queues,
+				"workers": a.panels.workers, "ledger": a.panels.ledger}
+			for i, name := range []string{"tables", "queues", "workers", "ledger"} {
+				a.panels.active = i
+				a.panels.markActive()
+				golden(t, "panel_"+name+"_"+suffix, ascii(panels[name].View()))
+			}
+			a.panels.active = panelTables
+			a.panels.markActive()
+			golden(t, "panel_lesson_"+suffix, ascii(a.lesson.View()))
+
+			a.press("esc")
+			golden(t, "panel_list_"+suffix, ascii(a.list.View()))
+			golden(t, "screen_list_"+suffix, ascii(a.render()))
+
+			a.press("?")
+			golden(t, "screen_help_"+suffix, ascii(a.render()))
+		})
+	}
+}
+
+// TestChineseLessonMatchesGoldenFile pins CJK wrapping at 80x24.
+func TestChineseLessonMatchesGoldenFile(t *testing.T) {
+	a := newTestApp(t, fakeEnv(), "zh", "fixture-basics", 80, 24)
+	fill(t, a)
+	a.lesson.Top()
+	golden(t, "screen_lesson_zh_80x24", ascii(a.render()))
+}
+
+// TestChoiceMenuMatchesGoldenFile pins the fault menu of a choice step.
+func TestChoiceMenuMatchesGoldenFile(t *testing.T) {
+	a := newTestApp(t, fakeEnv(), "en", "fixture-choice", 100, 30)
+	a.press("down")
+	golden(t, "screen_choice_100x30", ascii(a.render()))
+}
+
+// press feeds one key to Update (commands are not run).
+func (a *App) press(k string) { a.Update(keyMsg(k)) }

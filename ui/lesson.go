@@ -1,0 +1,404 @@
+package ui
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/viewport"
+	tea "charm.land/bubbletea/v2"
+	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/steps"
+)
+
+// lessonPane shows the open lesson: prose (glamour) up to the next step,
+// every step run so far with what it sent and what came back, the next
+// step's statements, and below a rule the action line: the spinner while a
+// step runs, a choice menu, a blocked statement's wait, or what enter does.
+type lessonPane struct {
+	c       *common
+	w, h    int
+	active  bool
+	lesson  *lab.Lesson // in the current language
+	sess    *session
+	vp      viewport.Model
+	prose   proseCache
+	spin    string // spinner frame, set by the App on its tick
+	anchors map[int]int
+	// The viewport re-wraps every visible line on each View; the text only
+	// changes on a step, a scroll or a resize, so its render is kept.
+	contentGen int
+	vpKey      [4]int
+	vpView     string
+}
+
+func newLessonPane(c *common) *lessonPane {
+	vp := viewport.New()
+	vp.MouseWheelEnabled = false
+	return &lessonPane{c: c, vp: vp, anchors: map[int]int{}}
+}
+
+func (p *lessonPane) SetSize(w, h int) {
+	p.w, p.h = w, h
+	p.Rebuild()
+}
+
+func (p *lessonPane) Update(tea.Msg) tea.Cmd { return nil }
+
+// Set shows a lesson (in the current language) and its session.
+func (p *lessonPane) Set(l *lab.Lesson, s *session) {
+	changed := p.lesson == nil || l == nil || p.lesson.ID != l.ID || p.sess != s
+	p.lesson, p.sess = l, s
+	p.Rebuild()
+	if changed {
+		p.vp.GotoTop()
+	}
+}
+
+// Scroll moves the text by n lines (negative: up).
+func (p *lessonPane) Scroll(n int) {
+	if n < 0 {
+		p.vp.ScrollUp(-n)
+	} else {
+		p.vp.ScrollDown(n)
+	}
+}
+
+func (p *lessonPane) PageUp()   { p.vp.PageUp() }
+func (p *lessonPane) PageDown() { p.vp.PageDown() }
+func (p *lessonPane) Top()      { p.vp.GotoTop() }
+func (p *lessonPane) Bottom()   { p.vp.GotoBottom() }
+
+// ShowStep scrolls to what step idx sent back: to the end when everything
+// from there on fits (the next step's statements stay in view), else with
+// the result at the top.
+func (p *lessonPane) ShowStep(idx int) {
+	a, ok := p.anchors[idx]
+	if !ok {
+		return
+	}
+	if p.vp.TotalLineCount()-a <= p.vp.Height() {
+		p.vp.GotoBottom()
+		return
+	}
+	p.vp.SetYOffset(a)
+}
+
+// textWidth is the width prose and steps are laid out in.
+func (p *lessonPane) textWidth() int { return max(p.w-2, 1) }
+
+// actionHeight is the lines under the rule: fixed per state so the text
+// does not jump while a timer counts.
+func (p *lessonPane) actionHeight() int {
+	if p.sess != nil {
+		if ch := p.sess.pendingChoice(); ch != nil {
+			return min(2+len(steps.Options(ch)), max(p.h/2, 3))
+		}
+	}
+	return 2
+}
+
+// Rebuild lays the text out again: after a step, a resize, a language or
+// style switch. It is the only place prose is rendered.
+func (p *lessonPane) Rebuild() {
+	iw := p.textWidth()
+	ih := p.h - 2
+	p.vp.SetWidth(iw)
+	p.vp.SetHeight(max(ih-1-p.actionHeight(), 1))
+	if p.lesson == nil {
+		p.vp.SetContentLines(nil)
+		p.contentGen++
+		return
+	}
+	lines, anchors := p.content(iw)
+	p.anchors = anchors
+	p.vp.SetContentLines(lines)
+	p.contentGen++
+}
+
+// viewport returns the viewport's render, cached by what it depends on.
+func (p *lessonPane) viewport() string {
+	k := [4]int{p.vp.YOffset(), p.vp.Width(), p.vp.Height(), p.contentGen}
+	if k != p.vpKey || p.vpView == "" {
+		p.vpKey, p.vpView = k, p.vp.View()
+	}
+	return p.vpView
+}
+
+// content renders the lesson text and where each step's output begins.
+func (p *lessonPane) content(w int) ([]string, map[int]int) {
+	st := p.c.st
+	l, s := p.lesson, p.sess
+	var out []string
+	anchors := map[int]int{}
+	if miss := p.missing(); miss != "" {
+		out = append(out, wrapStyled(st.Warn, "This lesson needs "+miss+", which the servers do not offer (see `lab doctor`).", w)...)
+		out = append(out, "")
+	}
+	total := len(l.Steps())
+	next := total
+	if s != nil {
+		next = s.next
+	}
+	for bi, b := range l.Blocks {
+		if b.Step == nil {
+			key := fmt.Sprintf("%s/%s/%d", l.Lang, l.ID, bi)
+			out = append(out, p.prose.lines(key, b.Prose, w, st)...)
+			out = append(out, "")
+			continue
+		}
+		i := b.Step.Index
+		if s == nil || i > next {
+			break
+		}
+		if i == next {
+			out = append(out, p.preview(b.Step, total, w)...)
+			break
+		}
+		lines, anchor := p.result(b.Step, s.results[i], total, w)
+		anchors[i] = len(out) + anchor
+		out = append(out, lines...)
+		out = append(out, "")
+	}
+	return out, anchors
+}
+
+// missing names capabilities the lesson needs and the servers lack.
+func (p *lessonPane) missing() string {
+	if p.c.caps == nil {
+		return ""
+	}
+	var miss []string
+	for _, c := range p.lesson.Needs {
+		if !p.c.caps[c] {
+			miss = append(miss, string(c))
+		}
+	}
+	return strings.Join(miss, ", ")
+}
+
+// stepTitle is "[3/17] sql session=B blocks", attributes expanded the way
+// the run sends them (pause-at=after-${first}-commit shows the option).
+func (p *lessonPane) stepTitle(s *lab.Step, total int) string {
+	expand := func(v string) string { return v }
+	if p.sess != nil {
+		expand = p.sess.run.Expand
+	}
+	var attrs []string
+	for k, v := range s.Attrs {
+		if k == "label" || k == "prompt" {
+			continue
+		}
+		if v == "" {
+			attrs = append(attrs, k)
+		} else {
+			attrs = append(attrs, k+"="+expand(v))
+		}
+	}
+	sort.Strings(attrs)
+	t := fmt.Sprintf("[%d/%d] %s", s.Index+1, total, s.Kind)
+	if len(attrs) > 0 {
+		t += " " + strings.Join(attrs, " ")
+	}
+	return oneLine(t)
+}
+
+// preview shows the next step before it runs: what it will send.
+func (p *lessonPane) preview(s *lab.Step, total, w int) []string {
+	st := p.c.st
+	state := "next"
+	if p.sess != nil && p.sess.running {
+		state = "running"
+	}
+	out := []string{st.Accent.Render(p.stepTitle(s, total)) + "  " + st.Warn.Render(state)}
+	if s.Kind == "choice" {
+		if pr := s.Attrs["prompt"]; pr != "" {
+			out = append(out, wrapStyled(st.Bold, "  "+pr, w)...)
+		}
+		return out
+	}
+	for _, line := range p.willSend(s) {
+		out = append(out, wrapStyled(st.Code, "  "+line, w)...)
+	}
+	return out
+}
+
+// willSend is the text a step will send, namespaced and expanded when the
+// run can tell (sql steps), else the block body.
+func (p *lessonPane) willSend(s *lab.Step) []string {
+	run := p.sess.run
+	if s.Kind == "sql" && run.Env != nil && run.Env.Svc != nil {
+		if stmts, err := run.Statements(s); err == nil {
+			return terminate(stmts)
+		}
+	}
+	body := strings.TrimRight(s.Body, "\n")
+	if body == "" {
+		return nil
+	}
+	return strings.Split(asciiSafe(run.Expand(body)), "\n")
+}
+
+// terminate ends SQL statements with ";" as a mysql client shows them.
+func terminate(stmts []string) []string {
+	var out []string
+	for _, s := range stmts {
+		s = strings.TrimSpace(s)
+		if !strings.HasSuffix(s, ";") {
+			s += ";"
+		}
+		out = append(out, strings.Split(asciiSafe(s), "\n")...)
+	}
+	return out
+}
+
+// result shows a step that ran: its title and status, then what it sent
+// and what came back. The anchor is where the screen scrolls after the step
+// ran: the title when nothing was echoed, else the "returned" rule, since
+// the learner read the statements in the preview already. A sql step's
+// observation interleaves each statement with its answer (like a mysql
+// client), so its sent list is not repeated, as in replay's transcript.
+func (p *lessonPane) result(s *lab.Step, r lab.Result, total, w int) (lines []string, anchor int) {
+	st := p.c.st
+	status := st.Good.Render("ok")
+	switch {
+	case r.Skipped:
+		status = st.Dim.Render("skipped")
+	case !r.Passed:
+		status = st.Bad.Render("FAILED")
+	}
+	if r.Elapsed >= time.Millisecond && !r.Skipped {
+		status += st.Dim.Render(" " + r.Elapsed.Round(time.Millisecond).String())
+	}
+	lines = []string{st.Accent.Render(p.stepTitle(s, total)) + "  " + status}
+	if r.Skipped {
+		return append(lines, wrapStyled(st.Dim, "  "+oneLine(r.Why), w)...), 0
+	}
+	if s.Kind != "sql" && len(r.Sent) > 0 {
+		sent := r.Sent
+		if s.Kind == "reset" || s.Kind == "ledger" {
+			sent = terminate(sent)
+		}
+		for _, line := range sent {
+			for _, l := range strings.Split(asciiSafe(line), "\n") {
+				lines = append(lines, wrapStyled(st.Code, "  "+l, w)...)
+			}
+		}
+		anchor = len(lines)
+		lines = append(lines, st.Dim.Render("  -- returned --"))
+	}
+	if obs := strings.TrimRight(r.Observed, "\n"); obs != "" {
+		for _, l := range strings.Split(asciiSafe(obs), "\n") {
+			lines = append(lines, wrapStyled(st.Observed, "  "+l, w)...)
+		}
+	}
+	if !r.Passed && r.Why != "" {
+		lines = append(lines, wrapStyled(st.Bad, "  FAILED: "+oneLine(r.Why), w)...)
+	}
+	return lines, anchor
+}
+
+// wrapStyled wraps plain text to w cells and styles each line.
+func wrapStyled(style interface{ Render(...string) string }, text string, w int) []string {
+	lines := wrapText(text, w)
+	for i, l := range lines {
+		lines[i] = style.Render(l)
+	}
+	return lines
+}
+
+func (p *lessonPane) View() string {
+	st := p.c.st
+	iw := p.textWidth()
+	title := "no lesson open"
+	if p.lesson != nil {
+		title = fmt.Sprintf("%d. %s", p.lesson.Number, oneLine(p.lesson.Title))
+		if s := p.sess; s != nil && len(s.steps) > 0 {
+			prog := fmt.Sprintf("  step %d/%d", min(s.next+1, len(s.steps)), len(s.steps))
+			if s.Done() {
+				prog = "  done"
+			}
+			// pane() adds a space each side and a border corner.
+			title = fitLine(title, max(iw-4-len(prog), 1)) + prog
+		}
+	}
+	body := strings.Split(p.viewport(), "\n")
+	body = append(body, st.Dim.Render(strings.Repeat("-", iw)))
+	body = append(body, p.action(iw)...)
+	return pane(st, p.active, title, body, p.w, p.h)
+}
+
+// action is the line(s) under the rule.
+func (p *lessonPane) action(w int) []string {
+	st := p.c.st
+	s := p.sess
+	var out []string
+	switch {
+	case p.lesson == nil:
+		out = []string{st.Dim.Render("enter opens the lesson under the cursor")}
+	case p.lesson.ExplainOnly || len(p.lesson.Steps()) == 0:
+		out = []string{st.Dim.Render("explain-only lesson: nothing runs; pgdn to read on, esc for the list")}
+	case s == nil:
+		out = []string{st.Dim.Render("enter starts the lesson")}
+	case s.running:
+		st0 := s.steps[s.next]
+		line := fmt.Sprintf("%s running step %d/%d (%s) %s", p.spin, s.next+1, len(s.steps), st0.Kind,
+			p.c.now().Sub(s.runStart).Round(100*time.Millisecond))
+		out = []string{st.Warn.Render(line)}
+		if s.catchUp > s.next {
+			out = append(out, st.Dim.Render(fmt.Sprintf("catching up: re-running steps up to %d to resume where you left off", s.catchUp)))
+		}
+	case s.pendingChoice() != nil:
+		ch := s.pendingChoice()
+		prompt := ch.Attrs["prompt"]
+		if prompt == "" {
+			prompt = "choose " + ch.Attrs["name"]
+		}
+		out = []string{st.Bold.Render(oneLine(prompt)) + st.Dim.Render("  (up/down, enter)")}
+		for i, o := range steps.Options(ch) {
+			line := "  " + oneLine(o.Name) + ": " + oneLine(o.Text)
+			if i == s.cursor {
+				line = st.Selected.Render(fitLine("> "+oneLine(o.Name)+": "+oneLine(o.Text), w))
+			}
+			out = append(out, line)
+		}
+	case s.Done():
+		out = []string{st.Good.Render("Lesson complete.") + st.Dim.Render(" r runs it again; esc for the list")}
+	default:
+		st0 := s.steps[s.next]
+		line := st.Accent.Render(fmt.Sprintf("enter: run step %d/%d (%s)", s.next+1, len(s.steps), st0.Kind))
+		if r, ok := s.results[s.next-1]; ok && !r.Passed && !r.Skipped {
+			line += st.Bad.Render("  last step failed")
+		}
+		out = []string{line}
+	}
+	if s != nil && !s.running {
+		out = append(out, p.waitLine())
+	}
+	return out
+}
+
+// waitLine shows statements still blocked on a lock, counting up.
+func (p *lessonPane) waitLine() string {
+	s := p.sess
+	var names []string
+	for n, w := range s.waiting {
+		if w {
+			names = append(names, n)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	sort.Strings(names)
+	var parts []string
+	for _, n := range names {
+		part := "session " + n + " waiting"
+		if t, ok := s.waitSince[n]; ok {
+			part += " " + p.c.now().Sub(t).Round(100*time.Millisecond).String()
+		}
+		parts = append(parts, part)
+	}
+	return p.c.st.Warn.Render(strings.Join(parts, ", ") + " (blocked on a lock; a later step collects it)")
+}

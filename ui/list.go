@@ -1,0 +1,134 @@
+package ui
+
+import (
+	"fmt"
+
+	tea "charm.land/bubbletea/v2"
+	lab "github.com/rmlab/lab"
+)
+
+// listPane is the lesson list: grouped by part, numbered, marked [x] done,
+// [~] in progress (with the step reached), [ ] not started.
+type listPane struct {
+	c       *common
+	w, h    int
+	active  bool
+	lessons []*lab.Lesson
+	cursor  int
+	openID  string // the lesson open in the lesson pane
+}
+
+func newListPane(c *common) *listPane { return &listPane{c: c} }
+
+func (p *listPane) SetSize(w, h int)       { p.w, p.h = w, h }
+func (p *listPane) Update(tea.Msg) tea.Cmd { return nil }
+
+// SetLessons replaces the lessons (a language switch) keeping the cursor on
+// the same lesson id.
+func (p *listPane) SetLessons(ls []*lab.Lesson) {
+	id := p.SelectedID()
+	p.lessons = ls
+	p.Select(id)
+}
+
+// Select puts the cursor on a lesson id, if present.
+func (p *listPane) Select(id string) {
+	for i, l := range p.lessons {
+		if l.ID == id {
+			p.cursor = i
+			return
+		}
+	}
+	p.cursor = min(p.cursor, max(len(p.lessons)-1, 0))
+}
+
+// SelectedID is the lesson under the cursor.
+func (p *listPane) SelectedID() string {
+	if p.cursor < len(p.lessons) {
+		return p.lessons[p.cursor].ID
+	}
+	return ""
+}
+
+// Move moves the cursor.
+func (p *listPane) Move(d int) {
+	if len(p.lessons) == 0 {
+		return
+	}
+	p.cursor = min(max(p.cursor+d, 0), len(p.lessons)-1)
+}
+
+// mark is the ASCII progress mark of a lesson.
+func (p *listPane) mark(l *lab.Lesson) string {
+	lp := p.c.progress.Lessons[l.ID]
+	switch {
+	case lp == nil:
+		return "[ ]"
+	case lp.Done:
+		return "[x]"
+	case lp.Step > 0:
+		return "[~]"
+	}
+	return "[ ]"
+}
+
+func (p *listPane) View() string {
+	st := p.c.st
+	iw, ih := p.w-2, p.h-2
+	var lines []string
+	cursorLine := 0
+	part := lab.Part("")
+	for i, l := range p.lessons {
+		if l.Part != part {
+			part = l.Part
+			if len(lines) > 0 {
+				lines = append(lines, "")
+			}
+			lines = append(lines, st.Part.Render(partTitle(part)))
+		}
+		if i == p.cursor {
+			cursorLine = len(lines)
+		}
+		open := " "
+		if l.ID == p.openID {
+			open = ">"
+		}
+		extra := ""
+		if lp := p.c.progress.Lessons[l.ID]; lp != nil && !lp.Done && lp.Step > 0 {
+			extra = fmt.Sprintf(" (step %d/%d)", lp.Step, len(l.Steps()))
+		}
+		if l.ExplainOnly {
+			extra += " (read)"
+		}
+		line := fitLine(fmt.Sprintf("%s%s %2d %s%s", open, p.mark(l), l.Number, oneLine(l.Title), extra), iw)
+		if i == p.cursor {
+			line = st.Selected.Render(line)
+		}
+		lines = append(lines, line)
+	}
+	if len(lines) == 0 {
+		lines = []string{st.Dim.Render("no lessons")}
+	}
+	// Keep the cursor in view.
+	off := 0
+	if cursorLine >= ih {
+		off = cursorLine - ih + 1
+	}
+	if off > 0 {
+		lines = lines[off:]
+	}
+	return pane(st, p.active, "Lessons", lines, p.w, p.h)
+}
+
+// partTitle names a part the way the article does.
+func partTitle(p lab.Part) string {
+	switch p {
+	case lab.PartIdempotency:
+		return "Idempotent consumers"
+	case lab.PartBroker:
+		return "The broker: confirms and acks"
+	case lab.PartOutbox:
+		return "The transactional outbox"
+	}
+	return string(p)
+}

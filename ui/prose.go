@@ -1,0 +1,71 @@
+package ui
+
+import (
+	"strings"
+
+	"charm.land/glamour/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// proseCache renders Markdown prose with glamour once per block, width and
+// style: rendering is the costliest thing the screen does, and it happens in
+// Update (a step, a resize, a language switch), never per frame.
+type proseCache struct {
+	width int
+	style string
+	r     *glamour.TermRenderer
+	m     map[string][]string
+}
+
+// lines returns md rendered to at most width cells per line.
+func (c *proseCache) lines(key, md string, width int, st *Styles) []string {
+	if width < 1 {
+		width = 1
+	}
+	if c.r == nil || c.width != width || c.style != st.GlamourName {
+		r, err := glamour.NewTermRenderer(glamour.WithStyles(st.Glamour), glamour.WithWordWrap(width))
+		if err != nil {
+			r = nil
+		}
+		c.r, c.width, c.style, c.m = r, width, st.GlamourName, map[string][]string{}
+	}
+	if v, ok := c.m[key]; ok {
+		return v
+	}
+	src := asciiSafe(md)
+	var out string
+	if c.r != nil {
+		if s, err := c.r.Render(src); err == nil {
+			out = s
+		}
+	}
+	if out == "" {
+		out = src
+	}
+	var lines []string
+	for _, l := range strings.Split(out, "\n") {
+		// glamour wraps CJK by cell width already; a long unbreakable run
+		// (a URL, a code line) is cut by width here so the pane holds.
+		if lipgloss.Width(l) > width {
+			lines = append(lines, strings.Split(ansi.Hardwrap(l, width, true), "\n")...)
+			continue
+		}
+		lines = append(lines, l)
+	}
+	lines = trimBlank(lines)
+	c.m[key] = lines
+	return lines
+}
+
+// trimBlank drops blank lines at both ends.
+func trimBlank(lines []string) []string {
+	blank := func(s string) bool { return strings.TrimSpace(ansi.Strip(s)) == "" }
+	for len(lines) > 0 && blank(lines[0]) {
+		lines = lines[1:]
+	}
+	for len(lines) > 0 && blank(lines[len(lines)-1]) {
+		lines = lines[:len(lines)-1]
+	}
+	return lines
+}

@@ -1,0 +1,350 @@
+package ui
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	gomysql "github.com/go-sql-driver/mysql"
+	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/services"
+)
+
+// Every live panel polls on its own chain: poll -> data -> tick -> poll.
+// The next tick is armed when the data arrives, never from the tick, so a
+// slow query delays its own panel and never stacks behind itself. Each
+// message carries the chain's generation: restart bumps it and a message
+// from an older chain is dropped without re-arming, so a restarted panel
+// never runs two chains.
+const (
+	pollEvery   = 500 * time.Millisecond
+	pollTimeout = 800 * time.Millisecond
+	maxRows     = 200
+)
+
+type tablesTickMsg struct{ gen int }
+
+type tablesDataMsg struct {
+	gen    int
+	tables []tableData
+}
+
+// tableData is one TableView as last read.
+type tableData struct {
+	title, db string
+	cols      []string
+	rows      [][]string
+	err       string
+}
+
+// tablesPanel shows the lesson's tables; rows that differ from the state
+// before the last step are marked "+" and highlighted.
+type tablesPanel struct {
+	c      *common
+	w, h   int
+	active bool
+	gen    int
+	views  []lab.TableView
+	data   []tableData
+	// base is each table's rows (joined) when the last step started.
+	base map[string]map[string]bool
+}
+
+func newTablesPanel(c *common) *tablesPanel { return &tablesPanel{c: c} }
+
+func (p *tablesPanel) SetSize(w, h int) { p.w, p.h = w, h }
+
+// Restart points the panel at a lesson's tables and polls at once.
+func (p *tablesPanel) Restart(l *lab.Lesson) tea.Cmd {
+	p.gen++
+	p.views, p.data, p.base = nil, nil, nil
+	if l != nil {
+		p.views = l.Tables
+	}
+	return p.poll()
+}
+
+// Refresh restarts the chain on the same tables (after a step: the
+// learner should see what the step did now, not within 500 ms).
+func (p *tablesPanel) Refresh() tea.Cmd {
+	p.gen++
+	return p.poll()
+}
+
+// MarkStep remembers the rows as they are before a step runs.
+func (p *tablesPanel) MarkStep() {
+	p.base = map[string]map[string]bool{}
+	for _, t := range p.data {
+		set := map[string]bool{}
+		for _, r := range t.rows {
+			set[strings.Join(r, "\x1f")] = true
+		}
+		p.base[t.title] = set
+	}
+}
+
+func (p *tablesPanel) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case tablesTickMsg:
+		if msg.gen != p.gen {
+			return nil
+		}
+		return p.poll()
+	case tablesDataMsg:
+		if msg.gen != p.gen {
+			return nil
+		}
+		p.data = msg.tables
+		gen := p.gen
+		return tea.Tick(pollEvery, func(time.Time) tea.Msg { return tablesTickMsg{gen} })
+	}
+	return nil
+}
+
+func (p *tablesPanel) poll() tea.Cmd {
+	gen, views := p.gen, p.views
+	var svc *services.Services
+	if p.c.env != nil {
+		svc = p.c.env.Svc
+	}
+	if len(views) == 0 {
+		return nil // nothing to show: the chain stays idle until Restart
+	}
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), pollTimeout)
+		defer cancel()
+		return tablesDataMsg{gen: gen, tables: readTables(ctx, svc, views)}
+	}
+}
+
+// readTables runs each view's query on one pooled connection, in the
+// namespaced database.
+func readTables(ctx context.Context, svc *services.Services, views []lab.TableView) []tableData {
+	out := make([]tableData, len(views))
+	for i, v := range views {
+		out[i] = tableData{title: v.Title, db: v.DB}
+	}
+	if svc == nil || svc.MySQL == nil {
+		for i := range out {
+			out[i].err = "no MySQL connection"
+		}
+		return out
+	}
+	conn, err := svc.MySQL.Conn(ctx)
+	if err != nil {
+		for i := range out {
+			out[i].err = shortErr(err)
+		}
+		return out
+	}
+	defer conn.Close()
+	for i, v := range views {
+		db := svc.Names.Name(v.DB)
+		out[i].db = db
+		if _, err := conn.ExecContext(ctx, "USE `"+db+"`"); err != nil {
+			out[i].err = shortErr(err)
+			continue
+		}
+		cols, rows, err := queryRows(ctx, conn, svc.Names.SQL(v.Query))
+		if err != nil {
+			out[i].err = shortErr(err)
+			continue
+		}
+		out[i].cols, out[i].rows = cols, rows
+	}
+	return out
+}
+
+func queryRows(ctx context.Context, conn *sql.Conn, q string) ([]string, [][]string, error) {
+	rs, err := conn.QueryContext(ctx, q)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rs.Close()
+	cols, err := rs.Columns()
+	if err != nil {
+		return nil, nil, err
+	}
+	var rows [][]string
+	for rs.Next() && len(rows) < maxRows {
+		vals := make([]sql.NullString, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rs.Scan(ptrs...); err != nil {
+			return nil, nil, err
+		}
+		row := make([]string, len(cols))
+		for i, v := range vals {
+			row[i] = "NULL"
+			if v.Valid {
+				row[i] = oneLine(v.String)
+			}
+		}
+		rows = append(rows, row)
+	}
+	return cols, rows, rs.Err()
+}
+
+// shortErr turns driver errors into one line a learner can act on.
+func shortErr(err error) string {
+	var me *gomysql.MySQLError
+	if errors.As(err, &me) && me.Number == 1049 {
+		return "database not created yet (run the lesson's reset step)"
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "no answer within " + pollTimeout.String()
+	}
+	s := err.Error()
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return oneLine(s)
+}
+
+func (p *tablesPanel) View() string {
+	st := p.c.st
+	ih := p.h - 2
+	var body []string
+	switch {
+	case len(p.views) == 0:
+		body = []string{st.Dim.Render("this lesson shows no tables")}
+	case p.data == nil:
+		body = []string{st.Dim.Render("reading...")}
+	default:
+		body = p.render(ih)
+	}
+	return pane(st, p.active, "Tables", body, p.w, p.h)
+}
+
+// render lays the tables out. Each table's title and header (and the gap
+// after it) come first; the lines left are dealt out one row at a time, so
+// in a short pane every table shows its first rows rather than one table
+// showing all.
+func (p *tablesPanel) render(h int) []string {
+	n := len(p.data)
+	share := make([]int, n)
+	left := h
+	for i, t := range p.data {
+		share[i] = 2 // title, header
+		if t.err != "" {
+			share[i] = 2 // title, error
+		}
+		if i < n-1 {
+			share[i]++ // the gap before the next table
+		}
+		left -= share[i]
+	}
+	for given := true; left > 0 && given; {
+		given = false
+		for i, t := range p.data {
+			if left > 0 && t.err == "" && share[i]-2-gap(i, n) < len(t.rows) {
+				share[i]++
+				left--
+				given = true
+			}
+		}
+	}
+	var out []string
+	for i, t := range p.data {
+		out = append(out, p.renderTable(t, share[i]-gap(i, n))...)
+		if gap(i, n) == 1 {
+			out = append(out, "")
+		}
+	}
+	return out
+}
+
+// gap is 1 for every table but the last.
+func gap(i, n int) int {
+	if i < n-1 {
+		return 1
+	}
+	return 0
+}
+
+// renderTable draws one table in at most h lines.
+func (p *tablesPanel) renderTable(t tableData, h int) []string {
+	st := p.c.st
+	title := st.Bold.Render(t.title)
+	db := " " + st.Dim.Render(t.db)
+	if t.err != "" {
+		return []string{title + db, st.Warn.Render(t.err)}
+	}
+	base, haveBase := p.base[t.title]
+	key := func(r []string) string { return strings.Join(r, "\x1f") }
+	cur := map[string]bool{}
+	first := -1 // first changed row
+	for i, r := range t.rows {
+		cur[key(r)] = true
+		if haveBase && !base[key(r)] && first < 0 {
+			first = i
+		}
+	}
+	gone := 0
+	for k := range base {
+		if !cur[k] {
+			gone++
+		}
+	}
+	// Rows first; what no longer fits goes to the title ("rows 3-9 of 40")
+	// rather than to lines of their own, and the "gone" note only takes a
+	// line that is free.
+	room := max(h-2, 0)
+	rows, from := t.rows, 0
+	if len(rows) > room && room == 0 {
+		rows = nil
+		title += st.Dim.Render(fmt.Sprintf(" (%d rows)", len(t.rows)))
+	} else if len(rows) > room {
+		// Keep the first changed row in view: it is what the step did.
+		if first >= room {
+			from = min(first-room/2, len(rows)-room)
+		}
+		rows = rows[from : from+room]
+		title += st.Dim.Render(fmt.Sprintf(" (rows %d-%d of %d)", from+1, from+len(rows), len(t.rows)))
+	}
+	title += db
+	// Column widths from the rows shown: measuring hundreds of hidden rows
+	// every frame is the panel's main cost.
+	widths := make([]int, len(t.cols))
+	for i, c := range t.cols {
+		widths[i] = displayWidth(c)
+	}
+	for _, r := range rows {
+		for i, v := range r {
+			if i < len(widths) {
+				widths[i] = max(widths[i], displayWidth(v))
+			}
+		}
+	}
+	line := func(vals []string) string {
+		var b strings.Builder
+		for i, v := range vals {
+			if i > 0 {
+				b.WriteString("  ")
+			}
+			if i < len(widths) {
+				v = padRight(v, widths[i])
+			}
+			b.WriteString(v)
+		}
+		return b.String()
+	}
+	out := []string{title, "  " + st.Dim.Render(line(t.cols))}
+	for _, r := range rows {
+		if haveBase && !base[key(r)] {
+			out = append(out, st.Changed.Render("+ "+line(r)))
+		} else {
+			out = append(out, "  "+line(r))
+		}
+	}
+	if gone > 0 && len(rows) < room {
+		out = append(out, st.Changed.Render(fmt.Sprintf("- %d row(s) changed or removed by the last step", gone)))
+	}
+	return out
+}

@@ -1,0 +1,121 @@
+package ui
+
+import (
+	"strings"
+
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// asciiReplacer swaps East-Asian-ambiguous glyphs for ASCII. A terminal in a
+// CJK locale draws those two cells wide while every width library counts
+// one, which pushes the right border of a pane out of line. Lesson text,
+// observed output and worker logs all pass through it before layout.
+var asciiReplacer = strings.NewReplacer(
+	"…", "...", "→", "->", "←", "<-", "↑", "^", "↓", "v", "⇒", "=>",
+	"•", "*", "·", ".", "●", "*", "○", "o", "◦", "o", "■", "#", "□", "[]",
+	"✓", "ok", "✔", "ok", "✗", "x", "✘", "x", "×", "x", "÷", "/",
+	"“", "\"", "”", "\"", "‘", "'", "’", "'", "«", "<<", "»", ">>", "‹", "<", "›", ">",
+	"—", "--", "–", "-", "±", "+-", "§", "S", "°", " deg", "※", "*",
+	"\t", "    ", "\r", "",
+)
+
+// asciiSafe makes text safe to place inside a bordered pane.
+func asciiSafe(s string) string { return asciiReplacer.Replace(s) }
+
+// fitLine cuts or pads one line to exactly w cells (ANSI-aware, CJK-aware).
+func fitLine(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	n := displayWidth(s)
+	if n > w {
+		s = ansi.Truncate(s, w, "")
+		n = displayWidth(s)
+	}
+	if n < w {
+		s += strings.Repeat(" ", w-n)
+	}
+	return s
+}
+
+// fitBlock makes lines exactly w×h: extra lines are dropped, missing ones
+// are blank.
+func fitBlock(lines []string, w, h int) []string {
+	out := make([]string, h)
+	for i := 0; i < h; i++ {
+		if i < len(lines) {
+			out[i] = fitLine(lines[i], w)
+		} else {
+			out[i] = strings.Repeat(" ", max(w, 0))
+		}
+	}
+	return out
+}
+
+// pane draws a rounded box of exactly w×h cells, border included (as Lip
+// Gloss v2 counts widths), with the title set into the top border. The
+// border is drawn by hand from fitted lines: nothing is re-wrapped, and a
+// line can never push the right edge out.
+func pane(st *Styles, active bool, title string, body []string, w, h int) string {
+	if w < 4 || h < 2 {
+		return strings.TrimSuffix(strings.Repeat(strings.Repeat(" ", max(w, 0))+"\n", max(h, 0)), "\n")
+	}
+	iw, ih := w-2, h-2
+	bs, ts := st.Border, st.Title
+	if active {
+		bs, ts = st.BorderOn, st.TitleOn
+	}
+	title = fitLine(" "+title+" ", min(displayWidth(" "+title+" "), max(iw-2, 0)))
+	rest := max(iw-1-displayWidth(title), 0)
+	var b strings.Builder
+	b.WriteString(bs.Render("╭─") + ts.Render(title) + bs.Render(strings.Repeat("─", rest)+"╮"))
+	side := bs.Render("│")
+	for _, l := range fitBlock(body, iw, ih) {
+		b.WriteString("\n" + side + l + side)
+	}
+	b.WriteString("\n" + bs.Render("╰"+strings.Repeat("─", iw)+"╯"))
+	return b.String()
+}
+
+// wrapText wraps plain or styled text to w cells; CJK runs with no spaces
+// are broken by width, never by byte count.
+func wrapText(s string, w int) []string {
+	if w <= 0 {
+		return nil
+	}
+	return strings.Split(lipgloss.Wrap(s, w, ""), "\n")
+}
+
+// padRight pads s to w cells (never truncates).
+func padRight(s string, w int) string {
+	if n := displayWidth(s); n < w {
+		return s + strings.Repeat(" ", w-n)
+	}
+	return s
+}
+
+// padLeft right-aligns s in w cells.
+func padLeft(s string, w int) string {
+	if n := displayWidth(s); n < w {
+		return strings.Repeat(" ", w-n) + s
+	}
+	return s
+}
+
+// oneLine flattens a value for a table cell.
+func oneLine(s string) string {
+	return strings.ReplaceAll(asciiSafe(s), "\n", " ")
+}
+
+// displayWidth is the cells one line takes on screen (never len): CJK is
+// two cells, escape codes none. Plain ASCII, most of what the panels show,
+// takes the fast path: it is most of the frame time otherwise.
+func displayWidth(s string) int {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 0x80 || c < 0x20 {
+			return ansi.StringWidth(s)
+		}
+	}
+	return len(s)
+}
