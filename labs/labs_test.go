@@ -83,7 +83,7 @@ func TestLessonNumbersAndIDsAreStable(t *testing.T) {
 		"broker-three-links": 11, "broker-confirm-vs-route": 12, "broker-lost-confirm": 13,
 		"broker-durability": 14, "broker-ack-after-commit": 15, "broker-delivery-tags": 16,
 		"broker-rocketmq-boundary": 17,
-		"outbox-dual-write": 21, "outbox-claim-skip-locked": 22, "outbox-lease-token": 23,
+		"outbox-dual-write":        21, "outbox-claim-skip-locked": 22, "outbox-lease-token": 23,
 		"outbox-crash-after-publish": 24, "outbox-lost-confirm": 25, "outbox-stale-worker": 26,
 		"outbox-retry-and-dead": 27, "outbox-ordering": 28, "outbox-reconciliation": 29,
 		"outbox-at-least-once": 30,
