@@ -3,7 +3,10 @@ package services
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+
+	gomysql "github.com/go-sql-driver/mysql"
 
 	lab "github.com/rmlab/lab"
 )
@@ -36,7 +39,23 @@ func DropOwned(ctx context.Context, db *sql.DB, name string) error {
 			Fix:   "use another namespace (--namespace NAME gives " + name + "_NAME), or drop or rename that database yourself if it is disposable",
 		}
 	}
-	if _, err := db.ExecContext(ctx, "DROP DATABASE `"+name+"`"); err != nil {
+	// A session elsewhere (another lab on the same namespace) holding a
+	// transaction on the database would make DROP wait on a metadata lock
+	// for a year by default: bound it and say who to blame.
+	c, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if _, err := c.ExecContext(ctx, "SET SESSION lock_wait_timeout = 10"); err != nil {
+		return err
+	}
+	if _, err := c.ExecContext(ctx, "DROP DATABASE `"+name+"`"); err != nil {
+		var me *gomysql.MySQLError
+		if errors.As(err, &me) && me.Number == 1205 {
+			return &lab.Error{What: fmt.Sprintf("database %s is in use by another session; it was not dropped", name), Where: "MySQL",
+				Fix: "finish or quit the other lab using this namespace, or pick another with --namespace", Err: err}
+		}
 		return fmt.Errorf("drop database %s: %w", name, err)
 	}
 	return nil

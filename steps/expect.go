@@ -97,11 +97,13 @@ func (expectKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	}
 	// A blocked statement may have finished since: refresh it.
 	if o.Pending {
-		if sess := r.sessionFor(o.Source); sess != nil && !sess.Waiting() && sess.pending != nil {
-			o = sess.Await(0)
-			r.SetOutcome(o)
-		} else if sess != nil {
-			o = &Outcome{Source: o.Source, Stmt: o.Stmt, Pending: true, Elapsed: time.Since(sess.pending.start)}
+		if sess := r.sessionFor(o.Source); sess != nil {
+			if _, since, blocked := sess.Blocked(); blocked {
+				o = &Outcome{Source: o.Source, Stmt: o.Stmt, Pending: true, Elapsed: time.Since(since)}
+			} else if done := sess.Await(0); done != nil {
+				o = done
+				r.SetOutcome(o)
+			}
 		}
 	}
 	res := lab.Result{Passed: true}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
@@ -22,6 +23,7 @@ type Session struct {
 	id   int64 // server thread id, to KILL a blocked statement
 	pool *sql.DB
 
+	mu      sync.Mutex // guards pending: the screen polls Waiting while a step runs
 	pending *running
 }
 
@@ -38,7 +40,7 @@ func (r *Run) Session(ctx context.Context, name, db string) (*Session, error) {
 	s, ok := r.sessions[name]
 	r.mu.Unlock()
 	if ok {
-		if db != "" && db != s.DB && s.pending == nil {
+		if db != "" && db != s.DB && !s.Waiting() {
 			if _, err := s.conn.ExecContext(ctx, "USE `"+db+"`"); err != nil {
 				return nil, err
 			}
@@ -80,21 +82,39 @@ func (r *Run) Sessions() map[string]bool {
 
 // Waiting reports whether a statement is still blocked.
 func (s *Session) Waiting() bool {
-	if s.pending == nil {
+	p := s.current()
+	if p == nil {
 		return false
 	}
 	select {
-	case <-s.pending.done:
+	case <-p.done:
 		return false
 	default:
 		return true
 	}
 }
 
+func (s *Session) current() *running {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pending
+}
+
+// Blocked returns the statement still running and since when, if any.
+func (s *Session) Blocked() (stmt string, since time.Time, ok bool) {
+	if !s.Waiting() {
+		return "", time.Time{}, false
+	}
+	p := s.current()
+	return p.stmt, p.start, true
+}
+
 // Start sends stmt in the background; Await collects it.
 func (s *Session) Start(stmt string) {
 	p := &running{stmt: stmt, start: time.Now(), done: make(chan struct{})}
+	s.mu.Lock()
 	s.pending = p
+	s.mu.Unlock()
 	go func() {
 		// The statement's own context is not the step's: a lock wait must
 		// outlive the step that started it. Close() ends it by closing the
@@ -109,7 +129,7 @@ func (s *Session) Start(stmt string) {
 // Await waits up to d for the pending statement. It returns the outcome, or
 // a pending outcome (Pending=true, Elapsed so far) when it is still blocked.
 func (s *Session) Await(d time.Duration) *Outcome {
-	p := s.pending
+	p := s.current()
 	if p == nil {
 		return nil
 	}
@@ -117,7 +137,11 @@ func (s *Session) Await(d time.Duration) *Outcome {
 	defer t.Stop()
 	select {
 	case <-p.done:
-		s.pending = nil
+		s.mu.Lock()
+		if s.pending == p {
+			s.pending = nil
+		}
+		s.mu.Unlock()
 		return p.out
 	case <-t.C:
 		return &Outcome{Source: "sql " + s.Name, Stmt: p.stmt, Pending: true, Elapsed: time.Since(p.start)}

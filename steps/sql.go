@@ -157,7 +157,7 @@ func (awaitKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	r.mu.Lock()
 	sess := r.sessions[name]
 	r.mu.Unlock()
-	if sess == nil || sess.pending == nil {
+	if sess == nil || sess.current() == nil {
 		return fail("session %s has no statement waiting", name)
 	}
 	o := sess.Await(timeout)
