@@ -2,6 +2,7 @@ package ui
 
 import (
 	"strings"
+	"unicode"
 
 	"charm.land/glamour/v2"
 	"charm.land/lipgloss/v2"
@@ -33,7 +34,7 @@ func (c *proseCache) lines(key, md string, width int, st *Styles) []string {
 	if v, ok := c.m[key]; ok {
 		return v
 	}
-	src := asciiSafe(md)
+	src := joinCJKLines(asciiSafe(md))
 	var out string
 	if c.r != nil {
 		if s, err := c.r.Render(src); err == nil {
@@ -68,4 +69,22 @@ func trimBlank(lines []string) []string {
 		lines = lines[:len(lines)-1]
 	}
 	return lines
+}
+
+// joinCJKLines removes the soft line break between two CJK characters:
+// Markdown turns it into a space, which Chinese text does not have.
+func joinCJKLines(md string) string {
+	rs := []rune(md)
+	var b strings.Builder
+	for i, r := range rs {
+		if r == '\n' && i > 0 && i+1 < len(rs) && isCJK(rs[i-1]) && isCJK(rs[i+1]) {
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func isCJK(r rune) bool {
+	return unicode.Is(unicode.Han, r) || (r >= 0x3000 && r <= 0x303F) || (r >= 0xFF00 && r <= 0xFFEF)
 }
