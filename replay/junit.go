@@ -29,8 +29,12 @@ type junitCase struct {
 	Classname string        `xml:"classname,attr"`
 	Time      string        `xml:"time,attr"`
 	Failure   *junitFailure `xml:"failure,omitempty"`
-	Skipped   *struct{}     `xml:"skipped,omitempty"`
+	Skipped   *junitSkipped `xml:"skipped,omitempty"`
 	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+type junitSkipped struct {
+	Message string `xml:"message,attr,omitempty"`
 }
 
 type junitFailure struct {
@@ -46,7 +50,7 @@ func (r Report) WriteJUnit(w io.Writer) error {
 		su := junitSuite{Name: fmt.Sprintf("%02d %s", l.Number, l.ID), Time: secs(l.DurationMS)}
 		total += l.DurationMS
 		if l.ExplainOnly || (len(l.Steps) == 0 && l.Passed) {
-			su.Cases = append(su.Cases, junitCase{Name: "explain-only", Classname: l.ID, Time: "0", Skipped: &struct{}{}})
+			su.Cases = append(su.Cases, junitCase{Name: "explain-only", Classname: l.ID, Time: "0", Skipped: &junitSkipped{Message: "explain-only: nothing runs against a service"}})
 		}
 		if len(l.Steps) == 0 && !l.Passed {
 			su.Cases = append(su.Cases, junitCase{Name: "lesson", Classname: l.ID, Time: "0",
@@ -62,6 +66,8 @@ func (r Report) WriteJUnit(w io.Writer) error {
 			if !st.Passed {
 				c.Failure = &junitFailure{Message: st.Why, Text: st.Observed}
 				su.Failures++
+			} else if st.Skipped {
+				c.Skipped = &junitSkipped{Message: st.Why}
 			}
 			su.Cases = append(su.Cases, c)
 		}

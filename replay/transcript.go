@@ -34,6 +34,8 @@ func (r Report) WriteTranscript(w io.Writer) error {
 			mark := "✓"
 			if !st.Passed {
 				mark = "✗"
+			} else if st.Skipped {
+				mark = "↷ skipped:"
 			}
 			fmt.Fprintf(&b, "%s **%s** (line %d)\n\n", mark, st.Kind, st.Line)
 			// A sql step's observation already interleaves each statement
@@ -47,6 +49,9 @@ func (r Report) WriteTranscript(w io.Writer) error {
 			}
 			if st.Observed != "" {
 				fmt.Fprintf(&b, "```text\n%s\n```\n\n", st.Observed)
+			}
+			if st.Skipped && st.Why != "" {
+				fmt.Fprintf(&b, "> %s\n\n", st.Why)
 			}
 			if !st.Passed && st.Why != "" {
 				fmt.Fprintf(&b, "> **failed:** %s\n\n", st.Why)
