@@ -27,7 +27,9 @@ func amqpRun(t *testing.T) *steps.Run {
 	l := &lab.Lesson{ID: "t", Part: lab.PartBroker}
 	r := steps.NewRun(&steps.Env{Svc: svc, Replay: true}, l, nil)
 	t.Cleanup(func() {
-		r.Step(context.Background(), step("reset", "queues=orders exchanges=orders", ""))
+		if res := r.Step(context.Background(), step("reset", "queues=orders exchanges=orders", "")); !res.Passed {
+			t.Errorf("cleanup: %s", res.Why)
+		}
 		r.Close()
 		svc.Close()
 	})
@@ -117,7 +119,7 @@ func TestResetLeavesAQueueWithoutTheLabsMarkAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	t.Cleanup(func() { conn.Close() })
 	ch, err := conn.Channel()
 	if err != nil {
 		t.Fatal(err)
