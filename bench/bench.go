@@ -52,6 +52,8 @@ type Options struct {
 	SkipLocked bool
 	Poll       time.Duration // relays' idle wait
 	Rounds     int           // relay and baseline runs, alternated; the medians are reported
+	NoPipeline bool          // relays claim, publish and mark strictly in turn (relay.Run)
+	ClaimHold  time.Duration // keep each claim transaction open this long (a slower database link)
 	Progress   func(string)  // phase lines, for stderr
 }
 
@@ -255,7 +257,7 @@ func (e *env) relays(ctx context.Context, o Options) ([]*relay.Relay, func() err
 	for i := 0; i < o.Workers; i++ {
 		r, err := relay.New(relay.Config{Name: fmt.Sprintf("bench-%d", i), RoutingKey: e.queue, Batch: o.Batch,
 			LeaseSeconds: 60, MaxAttempts: 5, BackoffSeconds: 1, SkipLocked: o.SkipLocked,
-			ConfirmTimeout: 30 * time.Second, Poll: o.Poll, ScanEvery: 5 * time.Second}, e.db, e.conns[i], nil)
+			ConfirmTimeout: 30 * time.Second, Poll: o.Poll, ScanEvery: 5 * time.Second}, e.db, e.conns[i], holdHooks(o.ClaimHold))
 		if err != nil {
 			cancel()
 			return nil, nil, err
@@ -268,7 +270,11 @@ func (e *env) relays(ctx context.Context, o Options) ([]*relay.Relay, func() err
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = r.RunPipelined(rctx)
+			if o.NoPipeline {
+				errs[i] = r.Run(rctx)
+			} else {
+				errs[i] = r.RunPipelined(rctx)
+			}
 		}()
 	}
 	stop := func() error {
@@ -280,6 +286,25 @@ func (e *env) relays(ctx context.Context, o Options) ([]*relay.Relay, func() err
 		return errors.Join(errs...)
 	}
 	return rs, stop, nil
+}
+
+// hold keeps the claim transaction open for d at the relay's claim-locked
+// point, as a database a few network round trips away would.
+type hold struct{ d time.Duration }
+
+func (h hold) Reach(_ context.Context, point string) error {
+	if point == relay.PointClaimLocked {
+		time.Sleep(h.d)
+	}
+	return nil
+}
+func (hold) Logf(string, ...any) {}
+
+func holdHooks(d time.Duration) relay.Hooks {
+	if d <= 0 {
+		return nil
+	}
+	return hold{d}
 }
 
 func sent(rs []*relay.Relay) (n int64) {

@@ -44,7 +44,7 @@ func (c *Consumer) Consume(ctx context.Context, cfg services.Config, queue strin
 		return fmt.Errorf("basic.consume on %s: %w", queue, err)
 	}
 	c.logf("%s (%s) consuming %s, ack %s, prefetch %d", c.Name, c.Strategy, queue, o.Ack, o.Prefetch)
-	a := &acker{ch: ch}
+	a := &acker{ch: ch, queue: queue}
 	handled := 0
 	for {
 		select {
@@ -84,14 +84,23 @@ func (c *Consumer) Consume(ctx context.Context, cfg services.Config, queue strin
 // acker serialises acks on one channel: concurrent acks have caused channel
 // errors, and a delivery tag belongs to this channel only.
 type acker struct {
-	mu sync.Mutex
-	ch *amqp.Channel
+	mu    sync.Mutex
+	ch    *amqp.Channel
+	queue string
 }
 
+// ack sends basic.ack and then makes one synchronous round trip on the same
+// channel: the broker handles a channel's methods in order, so when the
+// reply arrives the ack has been processed. Only then is "after-ack" true —
+// a kill right after it cannot win a race with an ack still in flight.
 func (a *acker) ack(tag uint64) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.ch.Ack(tag, false)
+	if err := a.ch.Ack(tag, false); err != nil {
+		return err
+	}
+	_, err := a.ch.QueueDeclarePassive(a.queue, false, false, false, false, nil)
+	return err
 }
 
 func (a *acker) nack(tag uint64, requeue bool) error {

@@ -14,7 +14,8 @@ import (
 	"github.com/rmlab/lab/bench"
 )
 
-const benchUsage = `usage: lab bench relay --events N --workers W [--batch B] [--no-skip-locked] [--rounds 3] [--json]
+const benchUsage = `usage: lab bench relay --events N --workers W [--batch B] [--no-skip-locked] [--no-pipeline]
+                     [--claim-hold 2ms] [--rounds 3] [--json]
                      [--mysql DSN] [--amqp URL] [--namespace NS]
 
 Pushes N outbox events through W relays (the lab's relay, as goroutines) into a
@@ -39,8 +40,10 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 	var o bench.Options
 	fs.IntVar(&o.Events, "events", 10000, "events to push through the relays")
 	fs.IntVar(&o.Workers, "workers", 4, "relays (and baseline publishers)")
-	fs.IntVar(&o.Batch, "batch", 50, "events per claim (and confirms outstanding per publisher)")
+	fs.IntVar(&o.Batch, "batch", 100, "events per claim (and confirms outstanding per publisher)")
 	noSkip := fs.Bool("no-skip-locked", false, "claim with plain FOR UPDATE")
+	fs.BoolVar(&o.NoPipeline, "no-pipeline", false, "each relay claims, publishes and marks strictly in turn")
+	fs.DurationVar(&o.ClaimHold, "claim-hold", 0, "keep each claim transaction open this long (a slower database link), e.g. 2ms")
 	fs.DurationVar(&o.Poll, "poll", 20*time.Millisecond, "relays' idle wait")
 	fs.IntVar(&o.Rounds, "rounds", 3, "relay and baseline runs, alternated (medians reported)")
 	jsonOut := fs.Bool("json", false, "print the result as JSON")
