@@ -18,13 +18,10 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"time"
 
-	gomysql "github.com/go-sql-driver/mysql"
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/rmlab/lab/services"
@@ -89,7 +86,7 @@ func Main(ctx context.Context, p *worker.Points, args []string) error {
 	}
 	cfg := services.Config{}.FromEnv()
 	names := services.Names{NS: cfg.Namespace}
-	db, err := openDB(ctx, cfg, names.Name(o.DB), o.DB)
+	db, err := services.OpenDB(ctx, cfg, o.DB)
 	if err != nil {
 		return err
 	}
@@ -207,30 +204,4 @@ func stillOpen(js []*job) string {
 		return s + " is"
 	}
 	return s + " are"
-}
-
-func openDB(ctx context.Context, cfg services.Config, name, article string) (*sql.DB, error) {
-	dc, err := gomysql.ParseDSN(cfg.MySQL)
-	if err != nil {
-		return nil, fmt.Errorf("the MySQL DSN %s is malformed: %v (fix LAB_MYSQL_DSN)", services.RedactDSN(cfg.MySQL), err)
-	}
-	dc.DBName = name
-	if dc.Timeout == 0 {
-		dc.Timeout = 3 * time.Second
-	}
-	db, err := sql.Open("mysql", dc.FormatDSN())
-	if err != nil {
-		return nil, err
-	}
-	pc, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if err := db.PingContext(pc); err != nil {
-		db.Close()
-		var me *gomysql.MySQLError
-		if errors.As(err, &me) && me.Number == 1049 {
-			return nil, fmt.Errorf("database %s does not exist: run the lesson's reset step first (reset db=%s)", name, article)
-		}
-		return nil, fmt.Errorf("cannot reach MySQL at %s: %v (check LAB_MYSQL_DSN)", services.RedactDSN(cfg.MySQL), err)
-	}
-	return db, nil
 }

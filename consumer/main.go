@@ -2,14 +2,12 @@ package consumer
 
 import (
 	"context"
-	"database/sql"
 	"flag"
 	"fmt"
 	"io"
 	"strings"
 	"time"
 
-	gomysql "github.com/go-sql-driver/mysql"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/rmlab/lab/services"
@@ -125,28 +123,13 @@ func Main(ctx context.Context, p *worker.Points, args []string) error {
 func Open(ctx context.Context, cfg services.Config, o Options) (*Consumer, func(), error) {
 	names := services.Names{NS: cfg.Namespace}
 	dbName := names.Name(o.DB)
-	dc, err := gomysql.ParseDSN(cfg.MySQL)
-	if err != nil {
-		return nil, nil, fmt.Errorf("the MySQL DSN %s is malformed: %v (fix LAB_MYSQL_DSN)", services.RedactDSN(cfg.MySQL), err)
-	}
-	dc.DBName = dbName
-	if dc.Timeout == 0 {
-		dc.Timeout = 3 * time.Second
-	}
-	db, err := sql.Open("mysql", dc.FormatDSN())
+	db, err := services.OpenDB(ctx, cfg, o.DB)
 	if err != nil {
 		return nil, nil, err
 	}
 	db.SetMaxOpenConns(4)
 	pc, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if err := db.PingContext(pc); err != nil {
-		db.Close()
-		if errCode(err) == 1049 {
-			return nil, nil, fmt.Errorf("database %s does not exist on %s: run the lesson's reset step first (reset db=%s)", dbName, dc.Addr, o.DB)
-		}
-		return nil, nil, fmt.Errorf("cannot reach MySQL at %s: %v (is it running? check LAB_MYSQL_DSN)", services.RedactDSN(cfg.MySQL), err)
-	}
 	c := &Consumer{DB: db, DBName: dbName, Name: o.Consumer, Strategy: o.Strategy, Effect: o.Effect, TTL: o.TTL,
 		RedisKey: func(consumer, key string) string { return RedisKey(cfg.Namespace, consumer, key) }}
 	closeAll := func() { db.Close() }

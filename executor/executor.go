@@ -19,9 +19,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"time"
-
-	gomysql "github.com/go-sql-driver/mysql"
 
 	"github.com/rmlab/lab/provider"
 	"github.com/rmlab/lab/services"
@@ -48,7 +45,8 @@ func Main(ctx context.Context, p *worker.Points, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("lab worker executor: %v", err)
 	}
-	db, name, err := open(ctx, cfg, *dbArticle)
+	name := services.Names{NS: cfg.Namespace}.Name(*dbArticle)
+	db, err := services.OpenDB(ctx, cfg, *dbArticle)
 	if err != nil {
 		return err
 	}
@@ -60,29 +58,6 @@ func Main(ctx context.Context, p *worker.Points, args []string) error {
 	}
 	p.Logf("no NEW task left: %d sent in this run", n)
 	return nil
-}
-
-func open(ctx context.Context, cfg services.Config, article string) (*sql.DB, string, error) {
-	name := services.Names{NS: cfg.Namespace}.Name(article)
-	dc, err := gomysql.ParseDSN(cfg.MySQL)
-	if err != nil {
-		return nil, "", fmt.Errorf("the MySQL DSN %s is malformed: %v (fix LAB_MYSQL_DSN)", services.RedactDSN(cfg.MySQL), err)
-	}
-	dc.DBName = name
-	if dc.Timeout == 0 {
-		dc.Timeout = 3 * time.Second
-	}
-	db, err := sql.Open("mysql", dc.FormatDSN())
-	if err != nil {
-		return nil, "", err
-	}
-	c, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if err := db.PingContext(c); err != nil {
-		db.Close()
-		return nil, "", fmt.Errorf("cannot open database %s at %s: %v (run the lesson's reset step; check LAB_MYSQL_DSN)", name, services.RedactDSN(cfg.MySQL), err)
-	}
-	return db, name, nil
 }
 
 // Task is one row of sms_task.

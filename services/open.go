@@ -1,0 +1,47 @@
+package services
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	gomysql "github.com/go-sql-driver/mysql"
+	lab "github.com/rmlab/lab"
+)
+
+// OpenDB is how a worker process (consumer, relay, producer, executor)
+// connects to one of the article's databases: the address from cfg, the
+// name namespaced, checked with a ping so a missing database or server is a
+// clear message instead of the first query's failure.
+func OpenDB(ctx context.Context, cfg Config, article string) (*sql.DB, error) {
+	name := Names{NS: cfg.Namespace}.Name(article)
+	dc, err := gomysql.ParseDSN(cfg.MySQL)
+	if err != nil {
+		return nil, &lab.Error{What: "the MySQL DSN is malformed", Where: RedactDSN(cfg.MySQL), Err: err,
+			Fix: "write it as user:password@tcp(host:3306)/ in LAB_MYSQL_DSN or --mysql"}
+	}
+	dc.DBName = name
+	dc.ParseTime = true
+	if dc.Timeout == 0 {
+		dc.Timeout = 3 * time.Second
+	}
+	db, err := sql.Open("mysql", dc.FormatDSN())
+	if err != nil {
+		return nil, err
+	}
+	pc, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := db.PingContext(pc); err != nil {
+		db.Close()
+		var me *gomysql.MySQLError
+		if errors.As(err, &me) && me.Number == 1049 {
+			return nil, &lab.Error{What: fmt.Sprintf("database %s does not exist", name), Where: dc.Addr,
+				Fix: fmt.Sprintf("run the lesson's reset step first (reset db=%s)", article)}
+		}
+		return nil, &lab.Error{What: "cannot reach MySQL/MariaDB", Where: RedactDSN(cfg.MySQL), Err: err,
+			Fix: "start it, or point LAB_MYSQL_DSN / --mysql at a running server"}
+	}
+	return db, nil
+}
