@@ -71,9 +71,15 @@ func cmdDoctor(ctx context.Context, g globals, stdout, stderr io.Writer) int {
 		keys = append(keys, string(c))
 	}
 	sort.Strings(keys)
+	// A missing capability is not a failure by itself: the lessons section
+	// says whether any lesson needs it.
 	for _, k := range keys {
 		c := lab.Capability(k)
-		line(caps[c], k, notes[c])
+		mark := "yes "
+		if !caps[c] {
+			mark = "no  "
+		}
+		fmt.Fprintf(stdout, "  %s %-16s %s\n", mark, k, notes[c])
 	}
 
 	fmt.Fprintln(stdout, "\nlessons")
