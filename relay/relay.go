@@ -86,6 +86,7 @@ type Config struct {
 	ConfirmTimeout time.Duration // how long to wait for a publisher confirm
 	Poll           time.Duration // idle wait when nothing is due
 	ScanEvery      time.Duration // how often the lease-expiry scan runs
+	ScanLimit      int           // claims one scan resets at most
 	Count          int           // stop after this many events finished (SENT, DEAD or claim lost); 0 = no limit
 	Once           bool          // one pass, then stop
 	Verbose        bool          // log every statement with its values
@@ -118,6 +119,9 @@ func (c *Config) defaults() {
 	}
 	if c.ScanEvery <= 0 {
 		c.ScanEvery = time.Second
+	}
+	if c.ScanLimit < 1 {
+		c.ScanLimit = 100
 	}
 }
 
@@ -264,7 +268,8 @@ func (r *Relay) Run(ctx context.Context) error {
 // confirms one batch, the next batch is already being claimed and the
 // previous one marked, so the database work hides behind the broker's round
 // trip. At most one batch's confirms are outstanding at a time, as in Run.
-// It has no pause points and runs until ctx ends.
+// It has no pause points and runs until ctx ends; a batch claimed as it
+// stops waits for its lease, like any relay that goes away.
 func (r *Relay) RunPipelined(ctx context.Context) error {
 	type claimed struct {
 		evs   []Event
@@ -300,6 +305,12 @@ func (r *Relay) RunPipelined(ctx context.Context) error {
 			t.Stop()
 			next = claim()
 			continue
+		}
+		if time.Since(r.lastScan) >= r.cfg.ScanEvery {
+			if _, err := r.Scan(ctx); err != nil {
+				<-marks
+				return err
+			}
 		}
 		next = claim()
 		work := context.WithoutCancel(ctx)
@@ -345,7 +356,7 @@ func (r *Relay) Scan(ctx context.Context) (int64, error) {
 	r.lastScan = time.Now()
 	c, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	args := []any{r.cfg.MaxAttempts, r.cfg.ScanDelay, r.cfg.Batch}
+	args := []any{r.cfg.MaxAttempts, r.cfg.ScanDelay, r.cfg.ScanLimit}
 	res, err := r.db.ExecContext(c, r.st.LeaseScan, args...)
 	if err != nil {
 		if retryable(err) {

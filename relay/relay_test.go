@@ -397,3 +397,76 @@ func TestBrokerURLKeepsCredentialsOffTheCommandLine(t *testing.T) {
 		t.Fatalf("got %q, %v", got, err)
 	}
 }
+
+func TestBatchClaimAndMarkWriteAllRowsAtOnceAndFallBackWhenClaimsChangedHands(t *testing.T) {
+	f := setup(t)
+	f.insert(t, 1, 2, 3)
+	r := f.relay(t, relay.Config{Name: "relay-A", SkipLocked: true, Batch: 3, Once: true}, nil, nil)
+	if err := r.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if c := r.Counts(); c.Claimed != 3 || c.Sent != 3 {
+		t.Fatalf("one batch pass: %+v", c)
+	}
+
+	f.insert(t, 4, 5)
+	hold := newHold(relay.PointAfterConfirm)
+	a := f.relay(t, relay.Config{Name: "relay-A", SkipLocked: true, Batch: 2, LeaseSeconds: 1, Once: true}, nil, hold)
+	done := make(chan error, 1)
+	go func() { done <- a.Run(context.Background()) }()
+	<-hold.reached
+	go func() { // the second event of the batch reaches the point too
+		<-hold.reached
+	}()
+	time.Sleep(1500 * time.Millisecond)
+	b := f.relay(t, relay.Config{Name: "relay-B", SkipLocked: true, ScanDelay: 0, Count: 2, Poll: 20 * time.Millisecond}, nil, nil)
+	if err := b.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	close(hold.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if c := a.Counts(); c.Lost != 2 || c.Sent != 0 {
+		t.Fatalf("relay A %+v, want both marks lost\n%s", c, hold.log())
+	}
+	for _, id := range []string{"order-4-created-v1", "order-5-created-v1"} {
+		if st, att, _ := f.status(t, id); st != "SENT" || att != 2 {
+			t.Errorf("%s: %s after %d attempts", id, st, att)
+		}
+	}
+}
+
+func TestGracefulStopLeavesAPausedClaimToItsLease(t *testing.T) {
+	f := setup(t)
+	f.insert(t, 42)
+	hold := newHold(relay.PointAfterClaim)
+	r := f.relay(t, relay.Config{Name: "relay-A", SkipLocked: true, LeaseSeconds: 30}, nil, hold)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	<-hold.reached
+	cancel() // SIGTERM in a worker process
+	if err := <-done; err != nil {
+		t.Fatalf("a graceful stop returned %v", err)
+	}
+	if st, _, _ := f.status(t, "order-42-created-v1"); st != "SENDING" {
+		t.Fatalf("status %s: the claim should wait for its lease, nothing published", st)
+	}
+	if n := f.ready(t); n != 0 {
+		t.Fatalf("%d messages published after the stop", n)
+	}
+}
+
+func TestGracefulStopWhenIdleReturns(t *testing.T) {
+	f := setup(t)
+	r := f.relay(t, relay.Config{Name: "relay-A", SkipLocked: true, Poll: 50 * time.Millisecond}, nil, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	time.Sleep(150 * time.Millisecond)
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}

@@ -3,6 +3,7 @@ package steps
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/url"
 	"strconv"
 	"strings"
@@ -71,7 +72,11 @@ func (r *Run) FaultProxy() (*amqpproxy.Proxy, error) {
 	if err != nil || u.Host == "" {
 		return nil, fmt.Errorf("cannot find the broker's host:port in its URL")
 	}
-	p, err := amqpproxy.New("", u.Host)
+	port := u.Port()
+	if port == "" {
+		port = "5672" // amqp://host/ means the default port
+	}
+	p, err := amqpproxy.New("", net.JoinHostPort(u.Hostname(), port))
 	if err != nil {
 		return nil, err
 	}
