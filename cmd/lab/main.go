@@ -35,6 +35,8 @@ usage:
   lab replay [ID ...|--all|FILE.md] [--json] [--junit FILE] [--transcript FILE] [--lang en|zh]
                                    run lessons with no terminal; exit 1 if any expectation fails
   lab doctor [flags]               server versions, capabilities, which lessons can run
+  lab bench relay --events N --workers W [--batch B] [--no-skip-locked] [--json]
+                                   outbox relay throughput and latency against a no-database baseline
   lab worker KIND [...]            a worker process (lessons start these)
 
 flags (every command):
