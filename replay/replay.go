@@ -81,7 +81,8 @@ func Run(ctx context.Context, env *steps.Env, lessons []*lab.Lesson, opt Options
 // Lesson replays one lesson along every path of its choices.
 func Lesson(ctx context.Context, env *steps.Env, l *lab.Lesson, opt Options) (lr LessonReport) {
 	start := time.Now()
-	lr = LessonReport{ID: l.ID, Number: l.Number, Title: l.Title, Part: l.Part, ExplainOnly: l.ExplainOnly, Passed: true, File: l.File}
+	lr = LessonReport{ID: l.ID, Number: l.Number, Title: l.Title, Part: l.Part, ExplainOnly: l.ExplainOnly, Passed: true, File: l.File,
+		Steps: []lab.Result{}} // [] not null in JSON, for an explain-only lesson too
 	defer func() { lr.DurationMS = time.Since(start).Milliseconds() }()
 	for _, c := range l.Needs {
 		if opt.Caps != nil && !opt.Caps[c] {
