@@ -50,8 +50,8 @@ func TestEveryLessonExistsInBothLanguagesWithTheSameSteps(t *testing.T) {
 	}
 }
 
-// Display text (label=, prompt=, a choice's descriptions) is written in each
-// language; everything that runs must be identical.
+// Display text (label=, prompt=, a choice's or predict's descriptions) is
+// written in each language; everything that runs must be identical.
 func runAttrs(s *lab.Step) map[string]string {
 	out := map[string]string{}
 	for k, v := range s.Attrs {
@@ -63,7 +63,7 @@ func runAttrs(s *lab.Step) map[string]string {
 }
 
 func runBody(s *lab.Step) string {
-	if s.Kind != "choice" {
+	if s.Kind != "choice" && s.Kind != "predict" {
 		return s.Body
 	}
 	var names []string

@@ -94,7 +94,11 @@ type Run struct {
 	Env     *Env
 	Lesson  *lab.Lesson
 	Choices map[string]string // choice name → option taken
-	Workers worker.Group
+	// Predictions are the learner's picks at predict steps (name → option);
+	// they never choose a path. Replay leaves them empty: the step then
+	// takes the article's answer.
+	Predictions map[string]string
+	Workers     worker.Group
 
 	mu       sync.Mutex
 	sessions map[string]*Session
@@ -111,7 +115,7 @@ func NewRun(env *Env, l *lab.Lesson, choices map[string]string) *Run {
 	if choices == nil {
 		choices = map[string]string{}
 	}
-	return &Run{Env: env, Lesson: l, Choices: choices, sessions: map[string]*Session{},
+	return &Run{Env: env, Lesson: l, Choices: choices, Predictions: map[string]string{}, sessions: map[string]*Session{},
 		byName: map[string]*Outcome{}, state: map[string]any{}}
 }
 

@@ -97,7 +97,7 @@ func newApp(ctx context.Context, opt Options) (*App, error) {
 		if p, lerr := LoadProgress(path); lerr == nil {
 			prog = p
 		} else {
-			a.setStatus("progress file unreadable, starting fresh: "+lerr.Error(), true)
+			a.setStatus(fmt.Sprintf(textFor(lang).ProgressUnreadable, lerr.Error()), true)
 		}
 		a.saver = &progressSaver{path: path}
 	}
@@ -109,7 +109,7 @@ func newApp(ctx context.Context, opt Options) (*App, error) {
 		caps = opt.Env.Svc.Info.Caps()
 	}
 	_, noColor := os.LookupEnv("NO_COLOR")
-	a.c = &common{st: NewStyles(true, !noColor), keys: DefaultKeyMap(), env: opt.Env, lang: lang,
+	a.c = &common{st: NewStyles(true, !noColor), keys: keyMapFor(lang), env: opt.Env, lang: lang,
 		progress: prog, caps: caps, now: time.Now}
 	a.list = newListPane(a.c)
 	a.lesson = newLessonPane(a.c)
@@ -192,15 +192,16 @@ func (a *App) update(msg tea.Msg) tea.Cmd {
 		a.lesson.spin = a.spin.View()
 		return cmd
 	case workerActionMsg:
+		t := a.c.t()
 		if msg.err != nil {
-			a.setStatus(fmt.Sprintf("%s %s: %v", msg.action, msg.name, msg.err), true)
+			a.setStatus(fmt.Sprintf(t.ActionFailed, t.Actions[msg.action], msg.name, msg.err), true)
 		} else {
-			a.setStatus(fmt.Sprintf("%s: %s done", msg.name, msg.action), false)
+			a.setStatus(fmt.Sprintf(t.ActionDone, msg.name, t.Actions[msg.action]), false)
 		}
 		return a.panels.workers.Refresh(a.sess)
 	case progressSavedMsg:
 		if msg.err != nil {
-			a.setStatus("could not save progress: "+msg.err.Error(), true)
+			a.setStatus(fmt.Sprintf(a.c.t().ProgressNotSaved, msg.err.Error()), true)
 		}
 	case runClosedMsg:
 		kept := a.retired[:0]
@@ -236,7 +237,7 @@ func (a *App) key(k tea.KeyPressMsg) tea.Cmd {
 		if key.Matches(k, km.Yes) {
 			return a.resetAll()
 		}
-		a.setStatus("reset of all progress cancelled", false)
+		a.setStatus(a.c.t().ResetAllCancelled, false)
 		return nil
 	}
 	a.status = ""
@@ -249,7 +250,7 @@ func (a *App) key(k tea.KeyPressMsg) tea.Cmd {
 		return a.switchLang()
 	case key.Matches(k, km.ResetAll):
 		a.confirmAll = true
-		a.setStatus("Reset ALL progress and this lesson's run? y to confirm, any other key cancels", true)
+		a.setStatus(a.c.t().ConfirmResetAll, true)
 	case key.Matches(k, km.Reset):
 		return a.reset()
 	case key.Matches(k, km.Tab):
@@ -330,6 +331,9 @@ func (a *App) open(id string) tea.Cmd {
 		for k, v := range lp.Choices {
 			s.run.Choices[k] = v
 		}
+		for k, v := range lp.Predictions {
+			s.run.Predictions[k] = v
+		}
 	}
 	a.c.progress.Last = id
 	if l.ExplainOnly || len(s.steps) == 0 {
@@ -380,11 +384,9 @@ func (a *App) advance() tea.Cmd {
 		s.catchUp = 0
 		return nil
 	}
-	if st := s.steps[s.next]; st.Kind == "choice" {
-		if _, ok := s.run.Choices[st.Attrs["name"]]; !ok {
-			s.catchUp = 0
-			return nil
-		}
+	if st := s.steps[s.next]; isMenu(st) && !s.picked(st) {
+		s.catchUp = 0
+		return nil
 	}
 	return a.runStep()
 }
@@ -399,25 +401,24 @@ func (a *App) runStep() tea.Cmd {
 }
 
 // runNext is enter in the lesson: take the highlighted option of a choice
-// step, or run the next step.
+// or predict step, or run the next step.
 func (a *App) runNext() tea.Cmd {
 	s := a.sess
 	switch {
 	case s == nil:
 		return nil
 	case s.running:
-		a.setStatus("a step is running; keys still work, enter waits for it", false)
+		a.setStatus(a.c.t().StepIsRunning, false)
 		return nil
 	case len(s.steps) == 0:
-		a.setStatus("explain-only lesson: nothing to run", false)
+		a.setStatus(a.c.t().NothingToRun, false)
 		return nil
 	case s.Done():
-		a.setStatus("lesson complete: r runs it again", false)
+		a.setStatus(a.c.t().LessonComplete, false)
 		return nil
 	}
 	if ch := s.pendingChoice(); ch != nil {
-		opts := steps.Options(ch)
-		s.run.Choices[ch.Attrs["name"]] = opts[min(s.cursor, len(opts)-1)].Name
+		s.take(ch)
 	}
 	return a.runStep()
 }
@@ -436,8 +437,15 @@ func (a *App) stepDone(m stepDoneMsg) tea.Cmd {
 	for k, v := range s.run.Choices {
 		lp.Choices[k] = v
 	}
+	lp.Predictions = nil
+	for k, v := range s.run.Predictions {
+		if lp.Predictions == nil {
+			lp.Predictions = map[string]string{}
+		}
+		lp.Predictions[k] = v
+	}
 	if !m.res.Passed && !m.res.Skipped {
-		a.setStatus(fmt.Sprintf("step %d failed: %s", m.idx+1, m.res.Why), true)
+		a.setStatus(fmt.Sprintf(a.c.t().StepFailed, m.idx+1, m.res.Why), true)
 	}
 	a.lesson.Rebuild()
 	a.lesson.ShowStep(m.idx)
@@ -464,11 +472,11 @@ func (a *App) reset() tea.Cmd {
 	}
 	delete(a.c.progress.Lessons, id)
 	if a.sess == nil || a.sess.lessonID != id {
-		a.setStatus("progress of "+id+" reset", false)
+		a.setStatus(fmt.Sprintf(a.c.t().ProgressReset, id), false)
 		return a.saver.save(a.c.progress)
 	}
 	cmds := append(a.restartRun(), a.saver.save(a.c.progress))
-	a.setStatus("lesson reset: a new run", false)
+	a.setStatus(a.c.t().LessonReset, false)
 	return tea.Batch(cmds...)
 }
 
@@ -491,7 +499,7 @@ func (a *App) resetAll() tea.Cmd {
 	if a.sess != nil {
 		cmds = a.restartRun()
 	}
-	a.setStatus("all progress reset", false)
+	a.setStatus(a.c.t().AllReset, false)
 	return tea.Batch(append(cmds, a.saver.save(a.c.progress))...)
 }
 
@@ -502,7 +510,7 @@ func (a *App) switchLang() tea.Cmd {
 		other = "en"
 	}
 	if len(a.lessons[other]) == 0 {
-		msg := "no lessons in " + other
+		msg := fmt.Sprintf(a.c.t().NoLessonsIn, other)
 		if err := a.loadErr[other]; err != nil {
 			msg += ": " + err.Error()
 		}
@@ -510,6 +518,7 @@ func (a *App) switchLang() tea.Cmd {
 		return nil
 	}
 	a.c.lang = other
+	a.c.keys = keyMapFor(other)
 	a.c.progress.Lang = other
 	a.list.SetLessons(a.lessons[other])
 	if a.sess != nil {
@@ -530,18 +539,19 @@ func (a *App) workerAction(action string) tea.Cmd {
 	a.panels.active = panelWorkers
 	a.panels.markActive()
 	w, ok := a.panels.workers.SelectedStatus()
+	t := a.c.t()
 	switch {
 	case !ok:
-		a.setStatus("no worker to "+action+" (tab to the Workers panel, up/down to select)", false)
+		a.setStatus(fmt.Sprintf(t.NoWorkerTo, t.Actions[action]), false)
 		return nil
 	case w.State == worker.Exited || w.State == worker.Killed:
-		a.setStatus(fmt.Sprintf("%s is already %s", w.Name, w.State), false)
+		a.setStatus(fmt.Sprintf(t.AlreadyState, w.Name, t.States[w.State]), false)
 		return nil
 	case action == "continue" && w.State != worker.Paused:
-		a.setStatus(fmt.Sprintf("%s is %s, not paused: c only lets a paused worker go on", w.Name, w.State), false)
+		a.setStatus(fmt.Sprintf(t.NotPaused, w.Name, t.States[w.State]), false)
 		return nil
 	}
-	a.setStatus(action+" "+w.Name+"...", false)
+	a.setStatus(fmt.Sprintf(t.Acting, t.Actions[action], w.Name), false)
 	return workerCmd(a.sess.run, w.Name, action)
 }
 
@@ -588,7 +598,7 @@ func (a *App) relayout() {
 func (a *App) View() tea.View {
 	v := tea.NewView(a.render())
 	v.AltScreen = true
-	v.WindowTitle = "reliable-messaging lab"
+	v.WindowTitle = a.c.t().AppName
 	return v
 }
 
@@ -637,12 +647,12 @@ func joinH(blocks ...string) string {
 }
 
 func (a *App) header() string {
-	st := a.c.st
-	left := st.Header.Render(" reliable-messaging lab") + st.Dim.Render("  lang: "+a.c.lang)
+	st, t := a.c.st, a.c.t()
+	left := st.Header.Render(" "+t.AppName) + st.Dim.Render(t.LangLabel+a.c.lang)
 	if l := a.current(); l != nil {
-		left += st.Dim.Render(fmt.Sprintf("  lesson %d: ", l.Number)) + oneLine(l.Title)
+		left += st.Dim.Render(fmt.Sprintf(t.LessonN, l.Number)) + oneLine(l.Title)
 	}
-	right := st.Dim.Render("? help  q quit ")
+	right := st.Dim.Render(t.HelpQuit)
 	room := a.width - displayWidth(right)
 	return fitLine(fitLine(left, max(room-1, 0))+" "+right, a.width)
 }
@@ -657,10 +667,9 @@ func (a *App) footer() string {
 		return fitLine(" "+s.Render(a.status), a.width)
 	}
 	// As many hints as fit, most useful first.
-	hints := []string{"up/down select", "enter open", "r reset lesson", "R reset all", "l en/zh", "? help", "q quit"}
+	hints := a.c.t().HintsList
 	if a.focus == focusLesson {
-		hints = []string{"enter run next", "up/down scroll/select", "tab panels", "k kill", "c continue",
-			"r reset", "l en/zh", "esc list", "pgup/pgdn"}
+		hints = a.c.t().HintsLesson
 	}
 	hint := ""
 	for _, h := range hints {

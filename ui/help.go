@@ -28,15 +28,14 @@ func (p *helpOverlay) View() string {
 		h := b.Help()
 		lines = append(lines, " "+st.Key.Render(padRight(h.Key, keyW))+"  "+h.Desc)
 	}
-	lines = append(lines, "", st.Dim.Render(" Marks: [x] done  [~] in progress  [ ] not started  > open"),
-		st.Dim.Render(" Tables: + marks a row the last step changed."),
-		st.Dim.Render(" Any key closes this help."))
+	t := p.c.t()
+	lines = append(lines, "", st.Dim.Render(t.HelpMarks), st.Dim.Render(t.HelpTables), st.Dim.Render(t.HelpClose))
 	w := 4
 	for _, l := range lines {
 		w = max(w, displayWidth(l)+3)
 	}
 	w = min(w, p.w)
 	h := min(len(lines)+2, p.h)
-	box := pane(st, true, "Keys", lines, w, h)
+	box := pane(st, true, t.HelpTitle, lines, w, h)
 	return lipgloss.Place(p.w, p.h, lipgloss.Center, lipgloss.Center, box)
 }

@@ -4,7 +4,7 @@ import "charm.land/bubbles/v2/key"
 
 // KeyMap is every key the screen answers, in one place: the help overlay and
 // the footer are drawn from it, so a key cannot exist without being listed.
-// Help texts use ASCII only (arrows are East-Asian-ambiguous glyphs).
+// Help texts are in text_i18n.go; no arrows (East-Asian-ambiguous glyphs).
 type KeyMap struct {
 	Up       key.Binding
 	Down     key.Binding
@@ -26,27 +26,35 @@ type KeyMap struct {
 	Yes      key.Binding // confirms R
 }
 
-// DefaultKeyMap is the lab's keymap.
-func DefaultKeyMap() KeyMap {
+// DefaultKeyMap is the lab's keymap, described in English.
+func DefaultKeyMap() KeyMap { return keyMapFor("en") }
+
+// keyMapFor is the keymap with its help in lang (text_i18n.go): the keys
+// are the same in every language.
+func keyMapFor(lang string) KeyMap {
+	t := textFor(lang)
+	b := func(help string, keys ...string) key.Binding {
+		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(help, t.Keys[help]))
+	}
 	return KeyMap{
-		Up:       key.NewBinding(key.WithKeys("up"), key.WithHelp("up", "select: lesson, option, worker; else scroll")),
-		Down:     key.NewBinding(key.WithKeys("down"), key.WithHelp("down", "select: lesson, option, worker; else scroll")),
-		Enter:    key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open the lesson / run the next step / take the option")),
-		Esc:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back to the lesson list (closes help)")),
-		Tab:      key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next panel (tables, queues, workers, ledger)")),
-		ShiftTab: key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous panel")),
-		PageUp:   key.NewBinding(key.WithKeys("pgup"), key.WithHelp("pgup", "scroll the lesson up a page")),
-		PageDown: key.NewBinding(key.WithKeys("pgdown", "space"), key.WithHelp("pgdn/space", "scroll the lesson down a page")),
-		Top:      key.NewBinding(key.WithKeys("home"), key.WithHelp("home", "lesson top")),
-		Bottom:   key.NewBinding(key.WithKeys("end"), key.WithHelp("end", "lesson bottom")),
-		Kill:     key.NewBinding(key.WithKeys("k"), key.WithHelp("k", "kill the selected worker now (SIGKILL)")),
-		Continue: key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "let the selected paused worker go on")),
-		Reset:    key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "reset this lesson (new run, runs its reset step)")),
-		ResetAll: key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "reset all progress (asks first)")),
-		Lang:     key.NewBinding(key.WithKeys("l"), key.WithHelp("l", "switch language en/zh, same place")),
-		Help:     key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "this help")),
-		Quit:     key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q/ctrl+c", "quit (kills every worker)")),
-		Yes:      key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "confirm a reset of everything")),
+		Up:       b("up", "up"),
+		Down:     b("down", "down"),
+		Enter:    b("enter", "enter"),
+		Esc:      b("esc", "esc"),
+		Tab:      b("tab", "tab"),
+		ShiftTab: b("shift+tab", "shift+tab"),
+		PageUp:   b("pgup", "pgup"),
+		PageDown: b("pgdn/space", "pgdown", "space"),
+		Top:      b("home", "home"),
+		Bottom:   b("end", "end"),
+		Kill:     b("k", "k"),
+		Continue: b("c", "c"),
+		Reset:    b("r", "r"),
+		ResetAll: b("R", "R"),
+		Lang:     b("l", "l"),
+		Help:     b("?", "?"),
+		Quit:     b("q/ctrl+c", "q", "ctrl+c"),
+		Yes:      b("y", "y"),
 	}
 }
 

@@ -43,14 +43,18 @@ func (p *ledgerPanel) latest(variant string) (*lab.Ledger, int) {
 func zero(l *lab.Ledger, f func(lab.Ledger) int) bool { return l == nil || f(*l) == 0 }
 
 func (p *ledgerPanel) View() string {
-	st := p.c.st
+	st, t := p.c.st, p.c.t()
+	title := t.Panels[panelLedger]
 	unsafe, nu := p.latest("unsafe")
 	safe, ns := p.latest("safe")
 	if unsafe == nil && safe == nil {
-		return pane(st, p.active, "Ledger", []string{st.Dim.Render("no ledger yet: a lesson's ledger steps fill it")}, p.w, p.h)
+		return pane(st, p.active, title, []string{st.Dim.Render(t.NoLedger)}, p.w, p.h)
 	}
 	iw := p.w - 2
 	labelW := 11
+	for _, f := range t.Fields {
+		labelW = max(labelW, displayWidth(f))
+	}
 	colW := max((iw-labelW-4)/2, 8)
 	cell := func(s string) string { return fitLine(s, colW) }
 	num := func(l *lab.Ledger, f func(lab.Ledger) int) string {
@@ -62,26 +66,30 @@ func (p *ledgerPanel) View() string {
 	row := func(label, a, b string) string {
 		return padRight(label, labelW) + " " + cell(a) + "  " + cell(b)
 	}
-	body := []string{st.Bold.Render(row("", "unsafe", "safe"))}
+	body := []string{st.Bold.Render(row("", t.LedgerUnsafe, t.LedgerSafe))}
 	verdict := func(l *lab.Ledger) string {
 		if l == nil {
 			return cell("-")
 		}
 		v := l.Verdict()
-		if v == "applied once" {
-			return st.VerdictOK.Render(cell(v))
+		shown := v
+		if s, ok := t.Verdicts[v]; ok {
+			shown = s
 		}
-		return st.VerdictBad.Render(cell(v))
+		if v == "applied once" {
+			return st.VerdictOK.Render(cell(shown))
+		}
+		return st.VerdictBad.Render(cell(shown))
 	}
 	// The verdict comes first so a short pane never hides it.
-	body = append(body, padRight("verdict", labelW)+" "+verdict(unsafe)+"  "+verdict(safe))
+	body = append(body, padRight(t.LedgerVerdict, labelW)+" "+verdict(unsafe)+"  "+verdict(safe))
 	labels := func(l *lab.Ledger, earlier int) string {
 		if l == nil {
-			return "(not run yet)"
+			return t.NotRunYet
 		}
 		s := oneLine(l.Label)
 		if earlier > 0 {
-			s = fmt.Sprintf("(+%d earlier) %s", earlier, s)
+			s = fmt.Sprintf(t.Earlier, earlier, s)
 		}
 		return s
 	}
@@ -117,7 +125,7 @@ func (p *ledgerPanel) View() string {
 		body = body[:2] // no room for the label line
 	}
 	for _, f := range rows {
-		body = append(body, row(f.name, num(unsafe, f.f), num(safe, f.f)))
+		body = append(body, row(t.Fields[f.name], num(unsafe, f.f), num(safe, f.f)))
 	}
-	return pane(st, p.active, "Ledger", body, p.w, p.h)
+	return pane(st, p.active, title, body, p.w, p.h)
 }

@@ -133,7 +133,7 @@ func (p *lessonPane) content(w int) ([]string, map[int]int) {
 	var out []string
 	anchors := map[int]int{}
 	if miss := p.missing(); miss != "" {
-		out = append(out, wrapStyled(st.Warn, "This lesson needs "+miss+", which the servers do not offer (see `lab doctor`).", w)...)
+		out = append(out, wrapStyled(st.Warn, fmt.Sprintf(p.c.t().Needs, miss), w)...)
 		out = append(out, "")
 	}
 	total := len(l.Steps())
@@ -187,7 +187,8 @@ func (p *lessonPane) stepTitle(s *lab.Step, total int) string {
 	}
 	var attrs []string
 	for k, v := range s.Attrs {
-		if k == "label" || k == "prompt" {
+		// A predict step's answer= stays hidden until the learner picked.
+		if k == "label" || k == "prompt" || (k == "answer" && s.Kind == "predict") {
 			continue
 		}
 		if v == "" {
@@ -207,12 +208,12 @@ func (p *lessonPane) stepTitle(s *lab.Step, total int) string {
 // preview shows the next step before it runs: what it will send.
 func (p *lessonPane) preview(s *lab.Step, total, w int) []string {
 	st := p.c.st
-	state := "next"
+	state := p.c.t().StateNext
 	if p.sess != nil && p.sess.running {
-		state = "running"
+		state = p.c.t().StateRunning
 	}
 	out := []string{st.Accent.Render(p.stepTitle(s, total)) + "  " + st.Warn.Render(state)}
-	if s.Kind == "choice" {
+	if isMenu(s) {
 		if pr := s.Attrs["prompt"]; pr != "" {
 			out = append(out, wrapStyled(st.Bold, "  "+pr, w)...)
 		}
@@ -260,13 +261,13 @@ func terminate(stmts []string) []string {
 // observation interleaves each statement with its answer (like a mysql
 // client), so its sent list is not repeated, as in replay's transcript.
 func (p *lessonPane) result(s *lab.Step, r lab.Result, total, w int) (lines []string, anchor int) {
-	st := p.c.st
-	status := st.Good.Render("ok")
+	st, t := p.c.st, p.c.t()
+	status := st.Good.Render(t.ResultOK)
 	switch {
 	case r.Skipped:
-		status = st.Dim.Render("skipped")
+		status = st.Dim.Render(t.ResultSkipped)
 	case !r.Passed:
-		status = st.Bad.Render("FAILED")
+		status = st.Bad.Render(t.ResultFailed)
 	}
 	if r.Elapsed >= time.Millisecond && !r.Skipped {
 		status += st.Dim.Render(" " + r.Elapsed.Round(time.Millisecond).String())
@@ -286,7 +287,10 @@ func (p *lessonPane) result(s *lab.Step, r lab.Result, total, w int) (lines []st
 			}
 		}
 		anchor = len(lines)
-		lines = append(lines, st.Dim.Render("  -- returned --"))
+		lines = append(lines, st.Dim.Render(t.Returned))
+	}
+	if s.Kind == "predict" && r.Passed && p.sess != nil {
+		return append(lines, p.predictResult(s, w)...), anchor
 	}
 	if obs := strings.TrimRight(r.Observed, "\n"); obs != "" {
 		for _, l := range strings.Split(asciiSafe(obs), "\n") {
@@ -294,7 +298,7 @@ func (p *lessonPane) result(s *lab.Step, r lab.Result, total, w int) (lines []st
 		}
 	}
 	if !r.Passed && r.Why != "" {
-		lines = append(lines, wrapStyled(st.Bad, "  FAILED: "+oneLine(r.Why), w)...)
+		lines = append(lines, wrapStyled(st.Bad, fmt.Sprintf(t.FailedWhy, oneLine(r.Why)), w)...)
 	}
 	return lines, anchor
 }
@@ -309,18 +313,18 @@ func wrapStyled(style interface{ Render(...string) string }, text string, w int)
 }
 
 func (p *lessonPane) View() string {
-	st := p.c.st
+	st, t := p.c.st, p.c.t()
 	iw := p.textWidth()
-	title := "no lesson open"
+	title := t.NoLessonOpen
 	if p.lesson != nil {
 		title = fmt.Sprintf("%d. %s", p.lesson.Number, oneLine(p.lesson.Title))
 		if s := p.sess; s != nil && len(s.steps) > 0 {
-			prog := fmt.Sprintf("  step %d/%d", min(s.next+1, len(s.steps)), len(s.steps))
+			prog := fmt.Sprintf(t.PaneStep, min(s.next+1, len(s.steps)), len(s.steps))
 			if s.Done() {
-				prog = "  done"
+				prog = t.PaneDone
 			}
 			// pane() adds a space each side and a border corner.
-			title = fitLine(title, max(iw-4-len(prog), 1)) + prog
+			title = fitLine(title, max(iw-4-displayWidth(prog), 1)) + prog
 		}
 	}
 	body := strings.Split(p.viewport(), "\n")
@@ -331,31 +335,37 @@ func (p *lessonPane) View() string {
 
 // action is the line(s) under the rule.
 func (p *lessonPane) action(w int) []string {
-	st := p.c.st
+	st, t := p.c.st, p.c.t()
 	s := p.sess
 	var out []string
 	switch {
 	case p.lesson == nil:
-		out = []string{st.Dim.Render("enter opens the lesson under the cursor")}
+		out = []string{st.Dim.Render(t.OpenHint)}
 	case p.lesson.ExplainOnly || len(p.lesson.Steps()) == 0:
-		out = []string{st.Dim.Render("explain-only lesson: nothing runs; pgdn to read on, esc for the list")}
+		out = []string{st.Dim.Render(t.ExplainOnly)}
 	case s == nil:
-		out = []string{st.Dim.Render("enter starts the lesson")}
+		out = []string{st.Dim.Render(t.StartHint)}
 	case s.running:
 		st0 := s.steps[s.next]
-		line := fmt.Sprintf("%s running step %d/%d (%s) %s", p.spin, s.next+1, len(s.steps), st0.Kind,
+		line := fmt.Sprintf(t.RunningStep, p.spin, s.next+1, len(s.steps), st0.Kind,
 			p.c.now().Sub(s.runStart).Round(100*time.Millisecond))
 		out = []string{st.Warn.Render(line)}
 		if s.catchUp > s.next {
-			out = append(out, st.Dim.Render(fmt.Sprintf("catching up: re-running steps up to %d to resume where you left off", s.catchUp)))
+			out = append(out, st.Dim.Render(fmt.Sprintf(t.CatchingUp, s.catchUp)))
 		}
 	case s.pendingChoice() != nil:
-		ch := s.pendingChoice()
+		// The menu in the current language: the session's steps are the
+		// language the run started in; the pane's lesson is the one shown.
+		ch := p.shown(s.pendingChoice())
 		prompt := ch.Attrs["prompt"]
 		if prompt == "" {
-			prompt = "choose " + ch.Attrs["name"]
+			prompt = fmt.Sprintf(t.Choose, ch.Attrs["name"])
 		}
-		out = []string{st.Bold.Render(oneLine(prompt)) + st.Dim.Render("  (up/down, enter)")}
+		keys := t.ChoiceKeys
+		if ch.Kind == "predict" {
+			keys = t.PredictKeys
+		}
+		out = []string{st.Bold.Render(oneLine(prompt)) + st.Dim.Render(keys)}
 		for i, o := range steps.Options(ch) {
 			line := "  " + oneLine(o.Name) + ": " + oneLine(o.Text)
 			if i == s.cursor {
@@ -364,12 +374,12 @@ func (p *lessonPane) action(w int) []string {
 			out = append(out, line)
 		}
 	case s.Done():
-		out = []string{st.Good.Render("Lesson complete.") + st.Dim.Render(" r runs it again; esc for the list")}
+		out = []string{st.Good.Render(t.Complete) + st.Dim.Render(t.CompleteHint)}
 	default:
 		st0 := s.steps[s.next]
-		line := st.Accent.Render(fmt.Sprintf("enter: run step %d/%d (%s)", s.next+1, len(s.steps), st0.Kind))
+		line := st.Accent.Render(fmt.Sprintf(t.RunStep, s.next+1, len(s.steps), st0.Kind))
 		if r, ok := s.results[s.next-1]; ok && !r.Passed && !r.Skipped {
-			line += st.Bad.Render("  last step failed")
+			line += st.Bad.Render(t.LastFailed)
 		}
 		out = []string{line}
 	}
@@ -394,11 +404,41 @@ func (p *lessonPane) waitLine() string {
 	sort.Strings(names)
 	var parts []string
 	for _, n := range names {
-		part := "session " + n + " waiting"
+		part := fmt.Sprintf(p.c.t().SessionWaiting, n)
 		if t, ok := s.waitSince[n]; ok {
 			part += " " + p.c.now().Sub(t).Round(100*time.Millisecond).String()
 		}
 		parts = append(parts, part)
 	}
-	return p.c.st.Warn.Render(strings.Join(parts, ", ") + " (blocked on a lock; a later step collects it)")
+	return p.c.st.Warn.Render(strings.Join(parts, ", ") + p.c.t().BlockedNote)
+}
+
+// isMenu reports whether a step asks the learner to pick an option first:
+// a choice (which picks the path) or a predict (which does not).
+func isMenu(s *lab.Step) bool { return s.Kind == "choice" || s.Kind == "predict" }
+
+// shown is a session step as the pane's lesson has it (the language shown),
+// or the step itself when the lesson does not line up.
+func (p *lessonPane) shown(s *lab.Step) *lab.Step {
+	if p.lesson != nil {
+		if ls := p.lesson.Steps(); s.Index < len(ls) && ls[s.Index].Kind == s.Kind {
+			return ls[s.Index]
+		}
+	}
+	return s
+}
+
+// predictResult shows a predict step that ran: the learner's pick, the
+// article's answer and whether they match, in the language shown (the
+// step's own observation is in the language the run started in).
+func (p *lessonPane) predictResult(s *lab.Step, w int) []string {
+	st, t := p.c.st, p.c.t()
+	answer, picked, _, _ := steps.Prediction(p.sess.run, s)
+	opt := func(o steps.Option) string { return oneLine(o.Name + ": " + o.Text) }
+	out := wrapStyled(st.Observed, "  "+fmt.Sprintf(t.Predicted, opt(picked)), w)
+	out = append(out, wrapStyled(st.Observed, "  "+fmt.Sprintf(t.ArticleAnswer, opt(answer)), w)...)
+	if picked.Name == answer.Name {
+		return append(out, wrapStyled(st.Good, "  "+t.PredictMatch, w)...)
+	}
+	return append(out, wrapStyled(st.Warn, "  "+t.PredictDiffer, w)...)
 }

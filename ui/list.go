@@ -73,7 +73,7 @@ func (p *listPane) mark(l *lab.Lesson) string {
 }
 
 func (p *listPane) View() string {
-	st := p.c.st
+	st, t := p.c.st, p.c.t()
 	iw, ih := p.w-2, p.h-2
 	var lines []string
 	cursorLine := 0
@@ -84,7 +84,7 @@ func (p *listPane) View() string {
 			if len(lines) > 0 {
 				lines = append(lines, "")
 			}
-			lines = append(lines, st.Part.Render(partTitle(part)))
+			lines = append(lines, st.Part.Render(p.partTitle(part)))
 		}
 		if i == p.cursor {
 			cursorLine = len(lines)
@@ -95,10 +95,10 @@ func (p *listPane) View() string {
 		}
 		extra := ""
 		if lp := p.c.progress.Lessons[l.ID]; lp != nil && !lp.Done && lp.Step > 0 {
-			extra = fmt.Sprintf(" (step %d/%d)", lp.Step, len(l.Steps()))
+			extra = fmt.Sprintf(t.ListStep, lp.Step, len(l.Steps()))
 		}
 		if l.ExplainOnly {
-			extra += " (read)"
+			extra += t.ListRead
 		}
 		line := fitLine(fmt.Sprintf("%s%s %2d %s%s", open, p.mark(l), l.Number, oneLine(l.Title), extra), iw)
 		if i == p.cursor {
@@ -107,7 +107,7 @@ func (p *listPane) View() string {
 		lines = append(lines, line)
 	}
 	if len(lines) == 0 {
-		lines = []string{st.Dim.Render("no lessons")}
+		lines = []string{st.Dim.Render(t.NoLessons)}
 	}
 	// Keep the cursor in view.
 	off := 0
@@ -117,18 +117,13 @@ func (p *listPane) View() string {
 	if off > 0 {
 		lines = lines[off:]
 	}
-	return pane(st, p.active, "Lessons", lines, p.w, p.h)
+	return pane(st, p.active, t.ListTitle, lines, p.w, p.h)
 }
 
 // partTitle names a part the way the article does.
-func partTitle(p lab.Part) string {
-	switch p {
-	case lab.PartIdempotency:
-		return "Idempotent consumers"
-	case lab.PartBroker:
-		return "The broker: confirms and acks"
-	case lab.PartOutbox:
-		return "The transactional outbox"
+func (p *listPane) partTitle(part lab.Part) string {
+	if s, ok := p.c.t().Parts[part]; ok {
+		return s
 	}
-	return string(p)
+	return string(part)
 }

@@ -15,8 +15,6 @@ const (
 	panelCount
 )
 
-var panelNames = [panelCount]string{"Tables", "Queues", "Workers", "Ledger"}
-
 // panelSet holds the four live panels and lays them out: stacked when the
 // column is tall enough, else folded into tabs (tab/shift-tab cycle). In
 // both forms one panel is active: it gets the accent border and, for the
@@ -102,9 +100,9 @@ func (p *panelSet) View() string {
 
 // tabBar is "[Tables] Queues Workers Ledger  (tab)" in plain ASCII.
 func (p *panelSet) tabBar() string {
-	st := p.c.st
+	st, t := p.c.st, p.c.t()
 	var b strings.Builder
-	for i, n := range panelNames {
+	for i, n := range t.Panels {
 		if i > 0 {
 			b.WriteString(" ")
 		}
@@ -114,6 +112,6 @@ func (p *panelSet) tabBar() string {
 			b.WriteString(st.TabOff.Render(" " + n + " "))
 		}
 	}
-	b.WriteString(st.Dim.Render("  tab: next panel"))
+	b.WriteString(st.Dim.Render(t.TabNext))
 	return fitLine(b.String(), p.w)
 }

@@ -23,7 +23,10 @@ type LessonProgress struct {
 	Step int `json:"step"`
 	// Choices are the options taken, so a resume replays the same path.
 	Choices map[string]string `json:"choices,omitempty"`
-	Updated time.Time         `json:"updated"`
+	// Predictions are the learner's picks at predict steps: a resume does
+	// not ask again.
+	Predictions map[string]string `json:"predictions,omitempty"`
+	Updated     time.Time         `json:"updated"`
 }
 
 // Progress is the whole progress file.

@@ -90,35 +90,36 @@ func (p *queuesPanel) poll() tea.Cmd {
 }
 
 func (p *queuesPanel) View() string {
-	st := p.c.st
+	st, t := p.c.st, p.c.t()
 	var body []string
 	switch {
 	case len(p.names) == 0:
-		body = []string{st.Dim.Render("this lesson uses no broker queues")}
+		body = []string{st.Dim.Render(t.NoQueues)}
 	case !p.available():
-		body = []string{st.Warn.Render("queue state unavailable")}
+		body = []string{st.Warn.Render(t.QueuesUnavailable)}
 	case !p.read:
-		body = []string{st.Dim.Render("reading...")}
+		body = []string{st.Dim.Render(t.Reading)}
 	default:
 		body = p.render()
 	}
-	return pane(st, p.active, "Queues", body, p.w, p.h)
+	return pane(st, p.active, t.Panels[panelQueues], body, p.w, p.h)
 }
 
 func (p *queuesPanel) render() []string {
-	st := p.c.st
-	nameW := len("queue")
+	st, t := p.c.st, p.c.t()
+	cols := t.QueueCols
+	nameW := displayWidth(cols[0])
 	for _, q := range p.stats {
 		nameW = max(nameW, displayWidth(oneLine(q.Name)))
 	}
 	row := func(name, ready, unacked, cons, src string) string {
-		return padRight(name, nameW) + "  " + padLeft(ready, 5) + "  " + padLeft(unacked, 7) + "  " +
-			padLeft(cons, 9) + "  " + src
+		return padRight(name, nameW) + "  " + padLeft(ready, max(5, displayWidth(cols[1]))) + "  " +
+			padLeft(unacked, max(7, displayWidth(cols[2]))) + "  " + padLeft(cons, max(9, displayWidth(cols[3]))) + "  " + src
 	}
-	out := []string{st.Dim.Render(row("queue", "ready", "unacked", "consumers", "source"))}
+	out := []string{st.Dim.Render(row(cols[0], cols[1], cols[2], cols[3], cols[4]))}
 	for _, q := range p.stats {
 		if !q.Exists {
-			out = append(out, padRight(oneLine(q.Name), nameW)+"  "+st.Dim.Render("not declared yet"))
+			out = append(out, padRight(oneLine(q.Name), nameW)+"  "+st.Dim.Render(t.NotDeclared))
 			continue
 		}
 		un := "?" // a passive declare cannot count unacked messages
@@ -128,7 +129,7 @@ func (p *queuesPanel) render() []string {
 		out = append(out, row(oneLine(q.Name), strconv.Itoa(q.Ready), un, strconv.Itoa(q.Consumers), st.Dim.Render(oneLine(q.Source))))
 	}
 	if p.err != "" {
-		out = append(out, st.Warn.Render(fmt.Sprintf("broker: %s", p.err)))
+		out = append(out, st.Warn.Render(fmt.Sprintf(t.BrokerErr, p.err)))
 	}
 	return out
 }

@@ -38,7 +38,7 @@ type session struct {
 	// catchUp > next means "run steps without a key until next reaches it":
 	// a resume replays the steps the learner had already run.
 	catchUp int
-	cursor  int // choice menu cursor
+	cursor  int // choice or predict menu cursor
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -92,16 +92,43 @@ func (s *session) skipAhead() {
 	}
 }
 
-// pendingChoice is the choice step waiting for the learner, or nil.
+// pendingChoice is the step waiting for the learner to pick an option (a
+// choice, or a predict before it runs), or nil.
 func (s *session) pendingChoice() *lab.Step {
 	if s.running || s.Done() {
 		return nil
 	}
 	st := s.steps[s.next]
-	if st.Kind != "choice" {
+	if !isMenu(st) {
 		return nil
 	}
 	return st
+}
+
+// take records the option under the cursor for the pending step: a choice
+// picks the path, a predict is only remembered. The cursor goes back to the
+// top for the next menu.
+func (s *session) take(st *lab.Step) {
+	opts := steps.Options(st)
+	o := opts[min(s.cursor, len(opts)-1)].Name
+	if st.Kind == "predict" {
+		s.run.Predictions[st.Attrs["name"]] = o
+	} else {
+		s.run.Choices[st.Attrs["name"]] = o
+	}
+	s.cursor = 0
+}
+
+// picked reports whether the learner already picked at a menu step (a
+// resume restores the picks, then catches up without asking again).
+func (s *session) picked(st *lab.Step) bool {
+	var ok bool
+	if st.Kind == "predict" {
+		_, ok = s.run.Predictions[st.Attrs["name"]]
+	} else {
+		_, ok = s.run.Choices[st.Attrs["name"]]
+	}
+	return ok
 }
 
 // start runs step next as a command.

@@ -26,6 +26,14 @@ const (
 	maxRows     = 200
 )
 
+// The panel's own errors, in English; the table in text_i18n.go gives each
+// language's words (driver errors are shown as the driver wrote them).
+var (
+	errNoMySQL  = "no MySQL connection"
+	errNoDB     = "database not created yet (run the lesson's reset step)"
+	errNoAnswer = "no answer within " + pollTimeout.String()
+)
+
 type tablesTickMsg struct{ gen int }
 
 type tablesDataMsg struct {
@@ -130,7 +138,7 @@ func readTables(ctx context.Context, svc *services.Services, views []lab.TableVi
 	}
 	if svc == nil || svc.MySQL == nil {
 		for i := range out {
-			out[i].err = "no MySQL connection"
+			out[i].err = errNoMySQL
 		}
 		return out
 	}
@@ -195,10 +203,10 @@ func queryRows(ctx context.Context, conn *sql.Conn, q string) ([]string, [][]str
 func shortErr(err error) string {
 	var me *gomysql.MySQLError
 	if errors.As(err, &me) && me.Number == 1049 {
-		return "database not created yet (run the lesson's reset step)"
+		return errNoDB
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		return "no answer within " + pollTimeout.String()
+		return errNoAnswer
 	}
 	s := err.Error()
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
@@ -213,13 +221,13 @@ func (p *tablesPanel) View() string {
 	var body []string
 	switch {
 	case len(p.views) == 0:
-		body = []string{st.Dim.Render("this lesson shows no tables")}
+		body = []string{st.Dim.Render(p.c.t().NoTables)}
 	case p.data == nil:
-		body = []string{st.Dim.Render("reading...")}
+		body = []string{st.Dim.Render(p.c.t().Reading)}
 	default:
 		body = p.render(ih)
 	}
-	return pane(st, p.active, "Tables", body, p.w, p.h)
+	return pane(st, p.active, p.c.t().Panels[panelTables], body, p.w, p.h)
 }
 
 // render lays the tables out. Each table's title and header (and the gap
@@ -270,11 +278,15 @@ func gap(i, n int) int {
 
 // renderTable draws one table in at most h lines.
 func (p *tablesPanel) renderTable(t tableData, h int) []string {
-	st := p.c.st
+	st, tx := p.c.st, p.c.t()
 	title := st.Bold.Render(t.title)
 	db := " " + st.Dim.Render(t.db)
 	if t.err != "" {
-		return []string{title + db, st.Warn.Render(t.err)}
+		msg := t.err
+		if m, ok := tx.TableErrors[msg]; ok {
+			msg = m
+		}
+		return []string{title + db, st.Warn.Render(msg)}
 	}
 	base, haveBase := p.base[t.title]
 	key := func(r []string) string { return strings.Join(r, "\x1f") }
@@ -299,14 +311,14 @@ func (p *tablesPanel) renderTable(t tableData, h int) []string {
 	rows, from := t.rows, 0
 	if len(rows) > room && room == 0 {
 		rows = nil
-		title += st.Dim.Render(fmt.Sprintf(" (%d rows)", len(t.rows)))
+		title += st.Dim.Render(fmt.Sprintf(tx.RowsCount, len(t.rows)))
 	} else if len(rows) > room {
 		// Keep the first changed row in view: it is what the step did.
 		if first >= room {
 			from = min(first-room/2, len(rows)-room)
 		}
 		rows = rows[from : from+room]
-		title += st.Dim.Render(fmt.Sprintf(" (rows %d-%d of %d)", from+1, from+len(rows), len(t.rows)))
+		title += st.Dim.Render(fmt.Sprintf(tx.RowsRange, from+1, from+len(rows), len(t.rows)))
 	}
 	title += db
 	// Column widths from the rows shown: measuring hundreds of hidden rows
@@ -344,7 +356,7 @@ func (p *tablesPanel) renderTable(t tableData, h int) []string {
 		}
 	}
 	if gone > 0 && len(rows) < room {
-		out = append(out, st.Changed.Render(fmt.Sprintf("- %d row(s) changed or removed by the last step", gone)))
+		out = append(out, st.Changed.Render(fmt.Sprintf(tx.RowsGone, gone)))
 	}
 	return out
 }

@@ -7,8 +7,9 @@
 // with prose.go for glamour, tables.go, queues.go, workers.go, ledger.go,
 // panels.go for the tab/stack container, help.go); session.go runs a
 // lesson's steps as commands; progress.go keeps progress.json; styles.go
-// and keys.go hold every style and key; text.go measures and fits text by
-// display width (CJK is two cells).
+// and keys.go hold every style and key; text_i18n.go every word of the
+// screen's own, per language (l switches it with the lessons); text.go
+// measures and fits text by display width (CJK is two cells).
 package ui
 
 import (

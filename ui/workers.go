@@ -119,15 +119,15 @@ func (p *workersPanel) poll() tea.Cmd {
 }
 
 func (p *workersPanel) View() string {
-	st := p.c.st
+	st, t := p.c.st, p.c.t()
 	var body []string
 	if len(p.statuses) == 0 {
-		body = append(body, st.Dim.Render("no worker processes"))
+		body = append(body, st.Dim.Render(t.NoWorkers))
 	} else {
 		row := func(sel, name, kind, pid, state string) string {
 			return sel + padRight(name, 10) + " " + padRight(kind, 9) + " " + padLeft(pid, 7) + "  " + state
 		}
-		body = append(body, st.Dim.Render(row("  ", "name", "kind", "pid", "state")))
+		body = append(body, st.Dim.Render(row("  ", t.WorkerCols[0], t.WorkerCols[1], t.WorkerCols[2], t.WorkerCols[3])))
 		for i, w := range p.statuses {
 			sel := "  "
 			if i == p.selected && p.active {
@@ -148,23 +148,23 @@ func (p *workersPanel) View() string {
 		}
 	}
 	body = append(body, p.sessionLine())
-	return pane(st, p.active, "Workers", body, p.w, p.h)
+	return pane(st, p.active, t.Panels[panelWorkers], body, p.w, p.h)
 }
 
 func (p *workersPanel) state(w worker.Status) string {
-	st := p.c.st
+	st, t := p.c.st, p.c.t()
 	switch w.State {
 	case worker.Paused:
-		return st.Warn.Render("paused at " + oneLine(w.Point))
+		return st.Warn.Render(fmt.Sprintf(t.PausedAt, oneLine(w.Point)))
 	case worker.Killed:
-		return st.Bad.Render("killed at " + oneLine(w.Point))
+		return st.Bad.Render(fmt.Sprintf(t.KilledAt, oneLine(w.Point)))
 	case worker.Exited:
 		if w.ExitCode != 0 {
-			return st.Bad.Render(fmt.Sprintf("exited %d", w.ExitCode))
+			return st.Bad.Render(fmt.Sprintf(t.ExitedN, w.ExitCode))
 		}
-		return st.Dim.Render("exited 0")
+		return st.Dim.Render(fmt.Sprintf(t.ExitedN, 0))
 	default:
-		s := "running"
+		s := t.States[worker.Running]
 		if w.Point != "" {
 			s += " (" + oneLine(w.Point) + ")"
 		}
@@ -174,25 +174,25 @@ func (p *workersPanel) state(w worker.Status) string {
 
 // sessionLine lists SQL sessions; a blocked one shows how long it waits.
 func (p *workersPanel) sessionLine() string {
-	st := p.c.st
+	st, t := p.c.st, p.c.t()
 	if len(p.sessions) == 0 {
-		return st.Dim.Render("sql sessions: none open")
+		return st.Dim.Render(t.NoSessions)
 	}
 	names := make([]string, 0, len(p.sessions))
 	for n := range p.sessions {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	s := st.Dim.Render("sql sessions:")
+	s := st.Dim.Render(t.SQLSessions)
 	for _, n := range names {
 		if p.sessions[n] {
-			w := "waiting"
+			w := t.Waiting
 			if t, ok := p.since[n]; ok {
 				w += " " + p.c.now().Sub(t).Round(100*time.Millisecond).String()
 			}
 			s += " " + n + " " + st.Warn.Render(w)
 		} else {
-			s += " " + n + " " + st.Dim.Render("idle")
+			s += " " + n + " " + st.Dim.Render(t.Idle)
 		}
 	}
 	return s
