@@ -174,6 +174,7 @@ func (st *amqpState) proxyFor() (*amqpproxy.Proxy, error) {
 		return nil, err
 	}
 	st.proxy = p
+	st.r.SetVar("proxy", p.Addr())
 	return p, nil
 }
 

@@ -149,7 +149,9 @@ func (queuesKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 // holds frames both ways; cut-after=basic.publish closes the connection
 // right after forwarding the next such frame from the client (its content
 // never reaches the broker); reset clears the faults; show lists the frames
-// the proxy saw since the last show.
+// the proxy saw since the last show. Later steps reach the proxy at
+// ${proxy} (host:port, no credentials, so a command line that shows it shows
+// no password), e.g. `lab worker relay --amqp ${proxy}`.
 type proxyKind struct{}
 
 var proxyMethods = map[string]amqpproxy.Match{
@@ -165,6 +167,9 @@ func (proxyKind) Check(s *lab.Step) error {
 	for _, k := range []string{"drop-confirm", "drop-return"} {
 		if v, ok := s.Attrs[k]; ok {
 			n++
+			if strings.HasPrefix(v, "${") {
+				continue // a choice's option, checked when it runs
+			}
 			if i, err := strconv.Atoi(v); err != nil || i < 1 {
 				return fmt.Errorf("%s: %s=%q: write a publish or return number from 1", s.Where(), k, v)
 			}
@@ -207,13 +212,19 @@ func (proxyKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		obs = append(obs, where+": no faults; every frame passes unchanged")
 	}
 	if v, ok := s.Attrs["drop-confirm"]; ok {
-		n, _ := strconv.Atoi(v)
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return fail("proxy drop-confirm=%q: not a publish number from 1", v)
+		}
 		p.DropConfirm(n)
 		sent = append(sent, "proxy drop-confirm="+v)
 		obs = append(obs, fmt.Sprintf("%s: will swallow the broker's confirm (basic.ack/nack) of publish seq %d on each confirm-mode channel; the publish itself passes", where, n))
 	}
 	if v, ok := s.Attrs["drop-return"]; ok {
-		n, _ := strconv.Atoi(v)
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return fail("proxy drop-return=%q: not a return number from 1", v)
+		}
 		p.DropReturn(n)
 		sent = append(sent, "proxy drop-return="+v)
 		obs = append(obs, fmt.Sprintf("%s: will swallow basic.return #%d of each connection, with its content", where, n))
