@@ -25,6 +25,13 @@
 // reported: the machine is shared, and a burst of other load should not
 // land on one side only.
 //
+// With DBLatency (--db-latency D) the relays, and only they, reach the
+// database through a LatencyProxy that delays every chunk by D each way, so
+// each of their statements costs about 2·D more, as against a database in
+// another rack; the producer and the baseline keep the direct link.
+// ClaimHold (--claim-hold) is the synthetic variant: it only keeps the claim
+// transaction open longer.
+//
 // Everything it creates is namespaced (database blog_outbox_lab_NSbench,
 // queue bench.relay_NSbench) and dropped at the end.
 package bench
@@ -39,6 +46,7 @@ import (
 	"sync"
 	"time"
 
+	gomysql "github.com/go-sql-driver/mysql"
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/rmlab/lab/relay"
 	"github.com/rmlab/lab/services"
@@ -53,7 +61,8 @@ type Options struct {
 	Poll       time.Duration // relays' idle wait
 	Rounds     int           // relay and baseline runs, alternated; the medians are reported
 	NoPipeline bool          // relays claim, publish and mark strictly in turn (relay.Run)
-	ClaimHold  time.Duration // keep each claim transaction open this long (a slower database link)
+	ClaimHold  time.Duration // keep each claim transaction open this long (synthetic: a slower database link)
+	DBLatency  time.Duration // relays reach the database through a LatencyProxy adding this one-way delay
 	Progress   func(string)  // phase lines, for stderr
 }
 
@@ -68,6 +77,7 @@ type Result struct {
 	Ratio          float64 `json:"ratio"`
 	P50ms          float64 `json:"p50_ms"`
 	P99ms          float64 `json:"p99_ms"`
+	DBLatencyMs    float64 `json:"db_latency_ms"` // one-way delay between relays and database (0: loopback)
 	LatencyEvents  int     `json:"-"`
 	LatencyRate    float64 `json:"-"`
 }
@@ -78,12 +88,16 @@ func (r Result) String() string {
 	if !r.SkipLocked {
 		lock = "plain FOR UPDATE"
 	}
-	return fmt.Sprintf(`relay benchmark: %d events, %d workers, batch %d, %s
+	link := ""
+	if r.DBLatencyMs > 0 {
+		link = fmt.Sprintf(", database %.3g ms away each way", r.DBLatencyMs)
+	}
+	return fmt.Sprintf(`relay benchmark: %d events, %d workers, batch %d, %s%s
   outbox relay   %8.0f events/s   (commit → claim → publish → confirm → SENT)
   baseline       %8.0f msgs/s     (same publishes, no database)
   ratio          %8.2f
   commit → SENT  p50 %.1f ms, p99 %.1f ms  (%d events committed one per transaction at %.0f/s)`,
-		r.Events, r.Workers, r.Batch, lock, r.EventsPerSec, r.BaselinePerSec, r.Ratio, r.P50ms, r.P99ms, r.LatencyEvents, r.LatencyRate)
+		r.Events, r.Workers, r.Batch, lock, link, r.EventsPerSec, r.BaselinePerSec, r.Ratio, r.P50ms, r.P99ms, r.LatencyEvents, r.LatencyRate)
 }
 
 // body is the event payload, the same bytes for relay and baseline.
@@ -93,7 +107,9 @@ type env struct {
 	cfg    services.Config
 	names  services.Names
 	server *sql.DB
-	db     *sql.DB
+	db     *sql.DB // the producer's, the setup's and the queries'
+	relDB  *sql.DB // the relays': db, or a pool through proxy
+	proxy  *LatencyProxy
 	dbName string
 	queue  string
 	conns  []*amqp.Connection
@@ -124,10 +140,17 @@ func Run(ctx context.Context, cfg services.Config, o Options) (Result, error) {
 	}
 	e := &env{cfg: cfg, names: services.Names{NS: ns}}
 	defer e.close()
-	if err := e.open(ctx, o.Workers); err != nil {
+	if err := e.open(ctx, o.Workers, o.DBLatency); err != nil {
 		return Result{}, err
 	}
-	res := Result{Events: o.Events, Workers: o.Workers, Batch: o.Batch, SkipLocked: o.SkipLocked}
+	res := Result{Events: o.Events, Workers: o.Workers, Batch: o.Batch, SkipLocked: o.SkipLocked,
+		DBLatencyMs: float64(o.DBLatency) / float64(time.Millisecond)}
+	if e.proxy != nil {
+		defer func() {
+			n, mean := e.proxy.Observed()
+			o.Progress(fmt.Sprintf("database link: %d chunks forwarded, each held %s on average (asked: %s)", n, mean.Round(time.Microsecond), o.DBLatency))
+		}()
+	}
 
 	// The machine is shared: alternate the relay and the baseline and keep
 	// the median of each, so a burst of someone else's load skews neither.
@@ -162,7 +185,7 @@ func Run(ctx context.Context, cfg services.Config, o Options) (Result, error) {
 	return res, nil
 }
 
-func (e *env) open(ctx context.Context, workers int) error {
+func (e *env) open(ctx context.Context, workers int, latency time.Duration) error {
 	var err error
 	if e.server, err = relay.OpenDB(e.cfg.MySQL, ""); err != nil {
 		return err
@@ -175,6 +198,12 @@ func (e *env) open(ctx context.Context, workers int) error {
 	}
 	e.db.SetMaxOpenConns(workers*2 + 4)
 	e.db.SetMaxIdleConns(workers*2 + 4)
+	e.relDB = e.db
+	if latency > 0 {
+		if err := e.openProxied(latency, workers); err != nil {
+			return err
+		}
+	}
 	for i := 0; i < workers+1; i++ {
 		c, err := services.DialAMQP(ctx, e.cfg.AMQP)
 		if err != nil {
@@ -187,6 +216,33 @@ func (e *env) open(ctx context.Context, workers int) error {
 		_, err := ch.QueueDeclare(e.queue, true, false, false, false, nil)
 		return err
 	})
+}
+
+// openProxied opens the relays' pool through a LatencyProxy in front of the
+// server; the producer and the baseline keep the direct link.
+func (e *env) openProxied(latency time.Duration, workers int) error {
+	mc, err := gomysql.ParseDSN(e.cfg.MySQL)
+	if err != nil {
+		return err
+	}
+	network := mc.Net
+	if network == "" {
+		network = "tcp"
+	}
+	addr := mc.Addr
+	if addr == "" {
+		addr = "127.0.0.1:3306"
+	}
+	if e.proxy, err = NewLatencyProxy(network, addr, latency); err != nil {
+		return fmt.Errorf("start the database latency proxy: %w", err)
+	}
+	mc.Net, mc.Addr = "tcp", e.proxy.Addr()
+	if e.relDB, err = relay.OpenDB(mc.FormatDSN(), e.dbName); err != nil {
+		return err
+	}
+	e.relDB.SetMaxOpenConns(workers*3 + 2)
+	e.relDB.SetMaxIdleConns(workers*3 + 2)
+	return nil
 }
 
 // onAdmin runs f on a fresh channel of the spare connection.
@@ -215,6 +271,12 @@ func (e *env) close() {
 	}
 	for _, c := range e.conns {
 		c.Close()
+	}
+	if e.relDB != nil && e.relDB != e.db {
+		e.relDB.Close()
+	}
+	if e.proxy != nil {
+		e.proxy.Close()
 	}
 	if e.db != nil {
 		e.db.Close()
@@ -257,7 +319,7 @@ func (e *env) relays(ctx context.Context, o Options) ([]*relay.Relay, func() err
 	for i := 0; i < o.Workers; i++ {
 		r, err := relay.New(relay.Config{Name: fmt.Sprintf("bench-%d", i), RoutingKey: e.queue, Batch: o.Batch,
 			LeaseSeconds: 60, MaxAttempts: 5, BackoffSeconds: 1, SkipLocked: o.SkipLocked,
-			ConfirmTimeout: 30 * time.Second, Poll: o.Poll, ScanEvery: 5 * time.Second}, e.db, e.conns[i], holdHooks(o.ClaimHold))
+			ConfirmTimeout: 30 * time.Second, Poll: o.Poll, ScanEvery: 5 * time.Second}, e.relDB, e.conns[i], holdHooks(o.ClaimHold))
 		if err != nil {
 			cancel()
 			return nil, nil, err

@@ -15,13 +15,15 @@ import (
 )
 
 const benchUsage = `usage: lab bench relay --events N --workers W [--batch B] [--no-skip-locked] [--no-pipeline]
-                     [--claim-hold 2ms] [--rounds 3] [--json]
+                     [--db-latency 500us] [--claim-hold 2ms] [--rounds 3] [--json]
                      [--mysql DSN] [--amqp URL] [--namespace NS]
 
 Pushes N outbox events through W relays (the lab's relay, as goroutines) into a
 real queue and reports events/s and commit→SENT latency, then publishes N
 messages of the same shape from W publishers with up to B confirms outstanding
 and no database: the ratio of the two rates is the cost of the outbox itself.
+--db-latency D puts the relays (only them) behind an in-process proxy that
+delays every packet by D each way, as a database in another rack would.
 It creates blog_outbox_lab_NSbench and the queue bench.relay_NSbench, and drops
 both at the end.
 `
@@ -43,7 +45,8 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.Batch, "batch", 100, "events per claim (and confirms outstanding per publisher)")
 	noSkip := fs.Bool("no-skip-locked", false, "claim with plain FOR UPDATE")
 	fs.BoolVar(&o.NoPipeline, "no-pipeline", false, "each relay claims, publishes and marks strictly in turn")
-	fs.DurationVar(&o.ClaimHold, "claim-hold", 0, "keep each claim transaction open this long (a slower database link), e.g. 2ms")
+	fs.DurationVar(&o.DBLatency, "db-latency", 0, "relays reach the database through a proxy adding this one-way delay (each statement costs 2×), e.g. 500us")
+	fs.DurationVar(&o.ClaimHold, "claim-hold", 0, "keep each claim transaction open this long (synthetic; see --db-latency), e.g. 2ms")
 	fs.DurationVar(&o.Poll, "poll", 20*time.Millisecond, "relays' idle wait")
 	fs.IntVar(&o.Rounds, "rounds", 3, "relay and baseline runs, alternated (medians reported)")
 	jsonOut := fs.Bool("json", false, "print the result as JSON")
