@@ -1,0 +1,300 @@
+package ui
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/broker"
+	"github.com/rmlab/lab/labs"
+	"github.com/rmlab/lab/services"
+	"github.com/rmlab/lab/steps"
+
+	tea "charm.land/bubbletea/v2"
+)
+
+// walkNamespace keeps this test's databases, queues and keys apart from the
+// other UI tests' (uitest) and from a learner's own.
+const walkNamespace = "walk"
+
+// walkStepTimeout bounds one step: worker waits, lock waits and sleeps take
+// seconds, never a minute.
+const walkStepTimeout = 60 * time.Second
+
+// walkEnv connects to the local services under namespace walk, with real
+// lab worker processes and the broker's queue reader, as `lab open` does.
+func walkEnv(t *testing.T) *steps.Env {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	svc, err := services.Connect(ctx, services.Config{Namespace: walkNamespace, NoDocker: true}, true)
+	if err != nil {
+		t.Fatalf("the walk test needs the local services (namespace %s): %v", walkNamespace, err)
+	}
+	t.Cleanup(svc.Close)
+	return &steps.Env{Svc: svc, Binary: labBinary(t), Queues: broker.QueueReader(svc)}
+}
+
+// TestEveryLessonCanBeWalkedWithKeysAlone opens every built-in lesson in
+// the real screen model, against the real services and real worker
+// processes, and walks it to the end with key presses only: enter runs the
+// next step; a choice or predict menu is answered with down and enter. In
+// English the last option of every menu is taken (a path off the default),
+// in Chinese the first. No step may fail, the ledger must show a verdict for
+// both the unsafe and the safe variant, and after quitting no worker
+// process of the namespace may be left.
+func TestEveryLessonCanBeWalkedWithKeysAlone(t *testing.T) {
+	env := walkEnv(t)
+	t.Cleanup(func() {
+		if left := walkWorkers(); len(left) > 0 {
+			t.Errorf("lab worker processes of namespace %s left after the test: %s", walkNamespace, strings.Join(left, "; "))
+		}
+	})
+	for _, lang := range []struct {
+		name string
+		last bool  // take the last option of each menu (else the first)
+		only []int // lesson numbers walked (nil: all)
+	}{
+		{"en", true, nil},
+		{"zh", false, []int{1, 13, 24, 30}},
+	} {
+		t.Run(lang.name, func(t *testing.T) {
+			ls, err := labs.Builtin(lang.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			walked := 0
+			for _, l := range ls {
+				if lang.only != nil && !containsInt(lang.only, l.Number) {
+					continue
+				}
+				walked++
+				t.Run(l.ID, func(t *testing.T) { walkLesson(t, env, "", lang.name, l, lang.last) })
+			}
+			if want := len(lang.only); lang.only != nil && walked != want {
+				t.Errorf("walked %d %s lessons, want %d (lessons %v)", walked, lang.name, want, lang.only)
+			}
+			if lang.only == nil && walked == 0 {
+				t.Errorf("no %s lessons to walk", lang.name)
+			}
+		})
+	}
+}
+
+func containsInt(xs []int, x int) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+// walkLesson opens lesson l in a fresh screen (fresh progress file) and
+// walks it with keys. dir is the lessons directory, "" for the built-in
+// lessons.
+func walkLesson(t *testing.T, env *steps.Env, dir, lang string, l *lab.Lesson, last bool) {
+	setEnv(t, ProgressEnv, filepath.Join(t.TempDir(), "progress.json"))
+	a, err := newApp(context.Background(), Options{Env: env, Lang: lang, Start: l.ID, LessonsDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// On a failure path the run is still closed (workers killed) before the
+	// temp dir goes; shutdown is idempotent.
+	t.Cleanup(a.shutdown)
+	d := newDriver(t, a)
+	d.handle(tea.WindowSizeMsg{Width: 200, Height: 60})
+	d.until("the lesson to open", 10*time.Second, func(a *App) bool {
+		return idle(a) && a.sess.lessonID == l.ID
+	})
+	tx := a.c.t()
+	s := a.sess
+
+	if l.ExplainOnly || len(s.steps) == 0 {
+		if v := plainView(a.lesson.View()); !strings.Contains(v, tx.ExplainOnly) {
+			t.Errorf("explain-only lesson: the pane does not say so:\n%s", v)
+		}
+		if v := plainView(a.panels.ledger.View()); !strings.Contains(v, tx.NoLedger) {
+			t.Errorf("explain-only lesson shows a ledger:\n%s", v)
+		}
+		quitAndCheck(t, d, a)
+		return
+	}
+
+	menus := 0
+	for !s.Done() {
+		prev := s.next
+		st := s.steps[prev]
+		if ch := s.pendingChoice(); ch != nil {
+			menus++
+			if last {
+				for i := 1; i < len(steps.Options(ch)); i++ {
+					d.press("down")
+				}
+			}
+			if want := walkPick(ch, last); s.cursor != want {
+				t.Fatalf("step %d (%s line %d): the menu cursor is on option %d after the keys, want %d",
+					prev+1, ch.Kind, ch.Line, s.cursor, want)
+			}
+		}
+		d.press("enter")
+		if !s.running {
+			t.Fatalf("step %d (%s line %d): enter did not start it; screen:\n%s",
+				prev+1, st.Kind, st.Line, plainView(a.render()))
+		}
+		d.until(fmt.Sprintf("step %d (%s, line %d) to finish", prev+1, st.Kind, st.Line), walkStepTimeout,
+			func(a *App) bool { return idle(a) && a.sess.next > prev })
+		if r := s.results[prev]; !r.Passed && !r.Skipped {
+			t.Fatalf("step %d/%d (%s, %s:%d) failed: %s\nobserved:\n%s\nscreen:\n%s",
+				prev+1, len(s.steps), st.Kind, filepath.Base(st.File), st.Line, r.Why, r.Observed, plainView(a.render()))
+		}
+	}
+
+	// Every step ran or was skipped as off the chosen path; none failed.
+	ran := 0
+	for i, st := range s.steps {
+		r, ok := s.results[i]
+		switch {
+		case !ok:
+			t.Errorf("step %d (%s line %d) has no result", i+1, st.Kind, st.Line)
+		case !r.Passed && !r.Skipped:
+			t.Errorf("step %d (%s line %d) failed: %s", i+1, st.Kind, st.Line, r.Why)
+		case !r.Skipped:
+			ran++
+		}
+	}
+	if ran == 0 {
+		t.Errorf("no step ran")
+	}
+	for _, st := range s.steps {
+		if isMenu(st) && !s.picked(st) {
+			t.Errorf("menu %s %q (line %d) was never answered", st.Kind, st.Attrs["name"], st.Line)
+		}
+	}
+	if menus > 0 {
+		t.Logf("%d menus answered with the %s option", menus, map[bool]string{true: "last", false: "first"}[last])
+	}
+
+	// The lesson pane says the lesson is finished, and no failure.
+	pv := plainView(a.lesson.View())
+	if !strings.Contains(pv, strings.TrimSpace(tx.PaneDone)) || !strings.Contains(pv, tx.Complete) {
+		t.Errorf("the lesson pane does not say the lesson is finished:\n%s", pv)
+	}
+	if strings.Contains(pv, strings.TrimSpace(tx.LastFailed)) || a.statusBad {
+		t.Errorf("the screen shows a failure (status %q):\n%s", a.status, pv)
+	}
+
+	// The ledger panel shows both columns, each with a verdict.
+	checkLedgerView(t, a, s)
+	quitAndCheck(t, d, a)
+}
+
+// walkPick is the cursor position the walk takes at a menu.
+func walkPick(st *lab.Step, last bool) int {
+	if last {
+		return len(steps.Options(st)) - 1
+	}
+	return 0
+}
+
+// checkLedgerView reads the ledger panel as drawn: the unsafe and safe
+// column headings, then a verdict row with the verdict of each variant's
+// latest ledger in the screen's language.
+func checkLedgerView(t *testing.T, a *App, s *session) {
+	t.Helper()
+	tx := a.c.t()
+	v := plainView(a.panels.ledger.View())
+	var unsafe, safe *lab.Ledger
+	for i := range s.ledgers {
+		switch s.ledgers[i].Variant {
+		case "unsafe":
+			unsafe = &s.ledgers[i]
+		case "safe":
+			safe = &s.ledgers[i]
+		}
+	}
+	if unsafe == nil || safe == nil {
+		t.Errorf("the lesson's ledger steps did not record both variants (unsafe %v, safe %v)", unsafe != nil, safe != nil)
+		return
+	}
+	var head, verdict string
+	for _, line := range strings.Split(v, "\n") {
+		line = strings.Trim(line, "│ ")
+		f := strings.Fields(line)
+		if head == "" && len(f) == 2 && f[0] == tx.LedgerUnsafe && f[1] == tx.LedgerSafe {
+			head = line
+		}
+		if strings.HasPrefix(line, tx.LedgerVerdict+" ") {
+			verdict = line
+		}
+	}
+	if head == "" {
+		t.Errorf("the ledger panel has no %q | %q heading:\n%s", tx.LedgerUnsafe, tx.LedgerSafe, v)
+	}
+	if verdict == "" {
+		t.Errorf("the ledger panel has no %q row:\n%s", tx.LedgerVerdict, v)
+		return
+	}
+	uv, sv := tx.Verdicts[unsafe.Verdict()], tx.Verdicts[safe.Verdict()]
+	rest := strings.TrimSpace(strings.TrimPrefix(verdict, tx.LedgerVerdict))
+	i := strings.Index(rest, uv)
+	if uv == "" || sv == "" || i != 0 || !strings.Contains(rest[len(uv):], sv) {
+		t.Errorf("the verdict row %q does not read %q (unsafe) then %q (safe):\n%s", verdict, uv, sv, v)
+	}
+}
+
+// quitAndCheck presses q, closes the app as Run does after the program
+// ends, and checks no worker of the namespace outlived it.
+func quitAndCheck(t *testing.T, d *driver, a *App) {
+	t.Helper()
+	d.press("q")
+	d.until("the quit", 5*time.Second, func(*App) bool { return d.quit })
+	a.shutdown()
+	if left := walkWorkers(); len(left) > 0 {
+		t.Errorf("lab worker processes of namespace %s outlived the lab: %s", walkNamespace, strings.Join(left, "; "))
+	}
+}
+
+// walkWorkers lists live `lab worker` processes whose environment names
+// this test's namespace, as "pid: cmdline".
+func walkWorkers() []string {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil // not Linux: nothing to look at
+	}
+	var out []string
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		dir := filepath.Join("/proc", e.Name())
+		cmd, err := os.ReadFile(filepath.Join(dir, "cmdline"))
+		if err != nil {
+			continue
+		}
+		args := strings.Split(strings.TrimRight(string(cmd), "\x00"), "\x00")
+		if len(args) < 2 || filepath.Base(args[0]) != "lab" || args[1] != "worker" {
+			continue
+		}
+		environ, err := os.ReadFile(filepath.Join(dir, "environ"))
+		if err != nil || !bytes.Contains(append([]byte{0}, environ...), []byte("\x00LAB_NAMESPACE="+walkNamespace+"\x00")) {
+			continue
+		}
+		state := ""
+		if stat, err := os.ReadFile(filepath.Join(dir, "stat")); err == nil {
+			if i := bytes.LastIndexByte(stat, ')'); i >= 0 && i+2 < len(stat) {
+				state = " state " + string(stat[i+2])
+			}
+		}
+		out = append(out, fmt.Sprintf("%d%s: %s", pid, state, strings.Join(args, " ")))
+	}
+	return out
+}
