@@ -187,13 +187,13 @@ func Run(ctx context.Context, cfg services.Config, o Options) (Result, error) {
 
 func (e *env) open(ctx context.Context, workers int, latency time.Duration) error {
 	var err error
-	if e.server, err = relay.OpenDB(e.cfg.MySQL, ""); err != nil {
+	if e.server, err = services.Open(ctx, e.cfg.MySQL, ""); err != nil {
 		return err
 	}
 	if e.dbName, err = relay.CreateDatabase(ctx, e.server, e.names); err != nil {
 		return err
 	}
-	if e.db, err = relay.OpenDB(e.cfg.MySQL, e.dbName); err != nil {
+	if e.db, err = services.Open(ctx, e.cfg.MySQL, e.dbName); err != nil {
 		return err
 	}
 	e.db.SetMaxOpenConns(workers*2 + 4)
@@ -237,7 +237,7 @@ func (e *env) openProxied(latency time.Duration, workers int) error {
 		return fmt.Errorf("start the database latency proxy: %w", err)
 	}
 	mc.Net, mc.Addr = "tcp", e.proxy.Addr()
-	if e.relDB, err = relay.OpenDB(mc.FormatDSN(), e.dbName); err != nil {
+	if e.relDB, err = services.Open(context.Background(), mc.FormatDSN(), e.dbName); err != nil {
 		return err
 	}
 	e.relDB.SetMaxOpenConns(workers*3 + 2)

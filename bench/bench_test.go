@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/rmlab/lab/bench"
-	"github.com/rmlab/lab/relay"
 	"github.com/rmlab/lab/services"
 )
 
@@ -22,7 +21,7 @@ func TestBenchRelayMeasuresBothSidesAndLeavesNothingBehind(t *testing.T) {
 	if res.EventsPerSec <= 0 || res.BaselinePerSec <= 0 || res.Ratio <= 0 || res.P50ms <= 0 || res.P99ms < res.P50ms {
 		t.Fatalf("implausible result %+v", res)
 	}
-	server, err := relay.OpenDB(cfg.FromEnv().MySQL, "")
+	server, err := services.Open(context.Background(), cfg.FromEnv().MySQL, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	gomysql "github.com/go-sql-driver/mysql"
 	lab "github.com/rmlab/lab"
 	"github.com/rmlab/lab/services"
 	labsql "github.com/rmlab/lab/sql"
@@ -76,7 +75,7 @@ func Main(ctx context.Context, p *worker.Points, args []string) error {
 	if err != nil {
 		return err
 	}
-	pool, err := OpenDB(svc.MySQL, names.Name(*db))
+	pool, err := services.Open(ctx, svc.MySQL, names.Name(*db))
 	if err != nil {
 		return err
 	}
@@ -124,35 +123,6 @@ func BrokerURL(base, override string) (string, error) {
 	}
 	u.Host = override
 	return u.String(), nil
-}
-
-// OpenDB opens a pool on database name of the server dsn names.
-func OpenDB(dsn, name string) (*sql.DB, error) {
-	cfg, err := gomysql.ParseDSN(dsn)
-	if err != nil {
-		return nil, &lab.Error{What: "the MySQL DSN is malformed", Where: services.RedactDSN(dsn), Err: err,
-			Fix: "write it as user:password@tcp(host:3306)/ in LAB_MYSQL_DSN"}
-	}
-	cfg.DBName = name
-	cfg.ParseTime = true
-	// One round trip per statement instead of prepare/execute/close: the
-	// relay's statements are short and many.
-	cfg.InterpolateParams = true
-	if cfg.Timeout == 0 {
-		cfg.Timeout = 3 * time.Second
-	}
-	db, err := sql.Open("mysql", cfg.FormatDSN())
-	if err != nil {
-		return nil, err
-	}
-	c, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := db.PingContext(c); err != nil {
-		db.Close()
-		return nil, &lab.Error{What: "the relay cannot open database " + name, Where: cfg.Addr, Err: err,
-			Fix: "run the lesson's reset step (it creates " + name + "), or check LAB_MYSQL_DSN"}
-	}
-	return db, nil
 }
 
 // replaying reports whether the lab runs headless (LAB_REPLAY=1).

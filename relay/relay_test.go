@@ -35,7 +35,7 @@ func setup(t testing.TB) *fixture {
 	svc := services.Config{}.FromEnv()
 	f := &fixture{ns: "outboxt" + strings.ToLower(rand.Text()[:6]), svc: svc}
 	names := services.Names{NS: f.ns}
-	server, err := relay.OpenDB(svc.MySQL, "")
+	server, err := services.Open(context.Background(), svc.MySQL, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func setup(t testing.TB) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = services.DropOwned(context.Background(), server, name) })
-	if f.db, err = relay.OpenDB(svc.MySQL, name); err != nil {
+	if f.db, err = services.Open(context.Background(), svc.MySQL, name); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.db.Close() })

@@ -13,17 +13,25 @@ import (
 
 // OpenDB is how a worker process (consumer, relay, producer, executor)
 // connects to one of the article's databases: the address from cfg, the
-// name namespaced, checked with a ping so a missing database or server is a
-// clear message instead of the first query's failure.
+// name namespaced.
 func OpenDB(ctx context.Context, cfg Config, article string) (*sql.DB, error) {
-	name := Names{NS: cfg.Namespace}.Name(article)
-	dc, err := gomysql.ParseDSN(cfg.MySQL)
+	return Open(ctx, cfg.MySQL, Names{NS: cfg.Namespace}.Name(article))
+}
+
+// Open opens a pool on database name ("" for none) of the server dsn names,
+// checked with a ping so a missing database or server is a clear message
+// instead of the first query's failure.
+func Open(ctx context.Context, dsn, name string) (*sql.DB, error) {
+	dc, err := gomysql.ParseDSN(dsn)
 	if err != nil {
-		return nil, &lab.Error{What: "the MySQL DSN is malformed", Where: RedactDSN(cfg.MySQL), Err: err,
+		return nil, &lab.Error{What: "the MySQL DSN is malformed", Where: RedactDSN(dsn), Err: err,
 			Fix: "write it as user:password@tcp(host:3306)/ in LAB_MYSQL_DSN or --mysql"}
 	}
 	dc.DBName = name
 	dc.ParseTime = true
+	// One round trip per statement instead of prepare/execute/close: the
+	// workers' statements are short and many (the relay's above all).
+	dc.InterpolateParams = true
 	if dc.Timeout == 0 {
 		dc.Timeout = 3 * time.Second
 	}
@@ -38,9 +46,9 @@ func OpenDB(ctx context.Context, cfg Config, article string) (*sql.DB, error) {
 		var me *gomysql.MySQLError
 		if errors.As(err, &me) && me.Number == 1049 {
 			return nil, &lab.Error{What: fmt.Sprintf("database %s does not exist", name), Where: dc.Addr,
-				Fix: fmt.Sprintf("run the lesson's reset step first (reset db=%s)", article)}
+				Fix: "run the lesson's reset step first: it creates the database"}
 		}
-		return nil, &lab.Error{What: "cannot reach MySQL/MariaDB", Where: RedactDSN(cfg.MySQL), Err: err,
+		return nil, &lab.Error{What: "cannot reach MySQL/MariaDB", Where: RedactDSN(dsn), Err: err,
 			Fix: "start it, or point LAB_MYSQL_DSN / --mysql at a running server"}
 	}
 	return db, nil

@@ -19,8 +19,7 @@ const stepTimeout = 2 * time.Minute
 
 // session is one open lesson: its steps.Run and what each step returned.
 // Only the App's Update touches its fields; the step itself runs in a
-// command goroutine that holds busy, so panel polls that read the Run's
-// internals (sessions) skip a beat instead of racing it.
+// command goroutine that holds busy, so closing the run waits for it.
 type session struct {
 	sid      int // tags step messages: a reset makes a new session
 	lessonID string

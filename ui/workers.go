@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
-	"sync"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -30,7 +29,6 @@ type workersPanel struct {
 	active   bool
 	gen      int
 	run      *steps.Run
-	busy     *sync.Mutex
 	statuses []worker.Status
 	sessions map[string]bool
 	since    map[string]time.Time // from the session: when a wait began
@@ -44,9 +42,9 @@ func (p *workersPanel) SetSize(w, h int) { p.w, p.h = w, h }
 // Restart points the panel at a session's run and polls at once.
 func (p *workersPanel) Restart(s *session) tea.Cmd {
 	p.gen++
-	p.run, p.busy, p.statuses, p.sessions, p.since, p.selected = nil, nil, nil, nil, nil, 0
+	p.run, p.statuses, p.sessions, p.since, p.selected = nil, nil, nil, nil, 0
 	if s != nil {
-		p.run, p.busy, p.since = s.run, s.busy, s.waitSince
+		p.run, p.since = s.run, s.waitSince
 	}
 	return p.poll()
 }
@@ -105,16 +103,11 @@ func (p *workersPanel) poll() tea.Cmd {
 	if p.run == nil {
 		return nil
 	}
-	gen, run, busy := p.gen, p.run, p.busy
+	gen, run := p.gen, p.run
 	return func() tea.Msg {
-		m := workersDataMsg{gen: gen, statuses: run.Workers.Statuses()}
-		// Sessions() reads state the running step writes: only look when
-		// no step holds the run.
-		if busy.TryLock() {
-			m.sessions = run.Sessions()
-			busy.Unlock()
-		}
-		return m
+		// Sessions are guarded inside steps, so a blocked statement shows
+		// while later steps run — which is when it matters.
+		return workersDataMsg{gen: gen, statuses: run.Workers.Statuses(), sessions: run.Sessions()}
 	}
 }
 
