@@ -1,6 +1,7 @@
 package labs_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -154,5 +155,36 @@ func TestLessonFromOutsideTheBinaryLoads(t *testing.T) {
 	}
 	if ls[0].Steps()[1].Line != 14 {
 		t.Errorf("sql step line %d, want 14", ls[0].Steps()[1].Line)
+	}
+}
+
+// One broken file in an instructor's directory leaves the others loaded and
+// names itself with file:line; a repeated id leaves the second file out.
+func TestABrokenLessonFileLeavesTheOthersLoaded(t *testing.T) {
+	dir := t.TempDir()
+	good := "# Good\n\n```lesson\nid: good-one\nnumber: 1\npart: outbox\n```\n\n```sql\nSELECT 1;\n```\n"
+	files := map[string]string{
+		"01-good.md":  good,
+		"02-bad.md":   "# Bad\n\n```lesson\nid: bad-one\nnumber: 2\npart: outbox\n```\n\n```sql sesion=A\nSELECT 1;\n```\n",
+		"03-again.md": strings.Replace(good, "number: 1", "number: 3", 1),
+	}
+	for name, src := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ls, err := labs.LoadDir(dir, "en")
+	if len(ls) != 1 || ls[0].ID != "good-one" {
+		t.Fatalf("loaded %d lessons, want only good-one", len(ls))
+	}
+	var fe labs.FileErrors
+	if !errors.As(err, &fe) || len(fe) != 2 {
+		t.Fatalf("want two file errors, got %v", err)
+	}
+	msg := err.Error()
+	for _, want := range []string{"02-bad.md:9: sql step has unknown attribute \"sesion\"", "03-again.md: lesson id good-one is also used by"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error %q does not contain %q", msg, want)
+		}
 	}
 }

@@ -46,43 +46,69 @@ func LoadDir(dir, lang string) ([]*lab.Lesson, error) {
 }
 
 // LoadFS loads every *.md in dir of fsys (README.md excepted). shown is the
-// path used in messages.
+// path used in messages. A file that does not parse, or repeats another's id
+// or number, is left out and named in the error, which joins one
+// `file:line: problem` per bad file: one broken file in an instructor's
+// directory must not hide the lessons that are fine. Callers decide what a
+// partial load means (the screen shows the rest, replay --all fails).
 func LoadFS(fsys fs.FS, dir, shown string) ([]*lab.Lesson, error) {
 	ents, err := fs.ReadDir(fsys, dir)
 	if err != nil {
 		return nil, fmt.Errorf("read lessons from %s: %w", shown, err)
 	}
 	var out []*lab.Lesson
+	var bad []error
 	ids := map[string]string{}
 	nums := map[int]string{}
 	for _, e := range ents {
 		if e.IsDir() || !strings.HasSuffix(e.Name(), ".md") || strings.EqualFold(e.Name(), "README.md") {
 			continue
 		}
+		file := filepath.Join(shown, e.Name())
 		b, err := fs.ReadFile(fsys, pathJoin(dir, e.Name()))
 		if err != nil {
-			return nil, err
+			bad = append(bad, fmt.Errorf("%s: %w", file, err))
+			continue
 		}
-		file := filepath.Join(shown, e.Name())
 		l, err := Parse(file, b)
 		if err != nil {
-			return nil, err
+			bad = append(bad, err)
+			continue
 		}
 		if l.Lang == "" && (dir == "en" || dir == "zh") {
 			l.Lang = dir
 		}
 		if prev, ok := ids[l.ID]; ok {
-			return nil, fmt.Errorf("%s: lesson id %s is also used by %s", file, l.ID, prev)
+			bad = append(bad, fmt.Errorf("%s: lesson id %s is also used by %s; left out", file, l.ID, prev))
+			continue
 		}
 		if prev, ok := nums[l.Number]; ok {
-			return nil, fmt.Errorf("%s: lesson number %d is also used by %s", file, l.Number, prev)
+			bad = append(bad, fmt.Errorf("%s: lesson number %d is also used by %s; left out", file, l.Number, prev))
+			continue
 		}
 		ids[l.ID], nums[l.Number] = file, file
 		out = append(out, l)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Number < out[j].Number })
+	if len(bad) > 0 {
+		return out, FileErrors(bad)
+	}
 	return out, nil
 }
+
+// FileErrors are the lesson files a load left out, one `file:line: problem`
+// each; the lessons that loaded come back beside it.
+type FileErrors []error
+
+func (e FileErrors) Error() string {
+	s := make([]string, len(e))
+	for i, err := range e {
+		s[i] = err.Error()
+	}
+	return strings.Join(s, "\n")
+}
+
+func (e FileErrors) Unwrap() []error { return e }
 
 func pathJoin(dir, name string) string {
 	if dir == "." || dir == "" {

@@ -143,3 +143,15 @@ func (r Report) Summary() string {
 	}
 	return s
 }
+
+// AddUnloadable records lesson files that did not load (one error per file,
+// `file:line: problem`) as failed lessons, so `replay --all` over an
+// instructor's directory fails and its JSON, JUnit and transcript name each
+// file and what is wrong with it.
+func (r *Report) AddUnloadable(errs []error) {
+	for _, err := range errs {
+		r.Lessons = append(r.Lessons, LessonReport{ID: "unloadable-lesson", Title: "a lesson file that did not load",
+			Why: err.Error(), Steps: []lab.Result{}})
+		r.Failed++
+	}
+}

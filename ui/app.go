@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -88,8 +89,11 @@ func newApp(ctx context.Context, opt Options) (*App, error) {
 		}
 		a.lessons[lg], a.loadErr[lg] = ls, err
 	}
-	if a.loadErr[lang] != nil {
-		return nil, a.loadErr[lang]
+	// A file that did not load leaves the others usable: the screen opens
+	// with them and the status line names the first bad file.
+	var leftOut labs.FileErrors
+	if err := a.loadErr[lang]; err != nil && (!errors.As(err, &leftOut) || len(a.lessons[lang]) == 0) {
+		return nil, err
 	}
 	path, err := ProgressPath()
 	prog := &Progress{Lessons: map[string]*LessonProgress{}}
@@ -109,6 +113,9 @@ func newApp(ctx context.Context, opt Options) (*App, error) {
 		caps = opt.Env.Svc.Info.Caps()
 	}
 	_, noColor := os.LookupEnv("NO_COLOR")
+	if len(leftOut) > 0 {
+		a.setStatus(fmt.Sprintf(textFor(lang).LessonsLeftOut, len(leftOut), leftOut[0].Error()), true)
+	}
 	a.c = &common{st: NewStyles(true, !noColor), keys: keyMapFor(lang), env: opt.Env, lang: lang,
 		progress: prog, caps: caps, now: time.Now}
 	a.list = newListPane(a.c)

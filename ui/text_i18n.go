@@ -118,6 +118,7 @@ type text struct {
 	LessonReset        string
 	AllReset           string
 	NoLessonsIn        string // "no lessons in %s"
+	LessonsLeftOut     string // "%d lesson file(s) left out: %s"
 	NoWorkerTo         string // "no worker to %s ..."
 	AlreadyState       string // "%s is already %s"
 	NotPaused          string // "%s is %s, not paused: ..."
@@ -260,6 +261,7 @@ var textEN = text{
 	LessonReset:        "lesson reset: a new run",
 	AllReset:           "all progress reset",
 	NoLessonsIn:        "no lessons in %s",
+	LessonsLeftOut:     "%d lesson file(s) did not load (see `lab list`): %s",
 	NoWorkerTo:         "no worker to %s (tab to the Workers panel, up/down to select)",
 	AlreadyState:       "%s is already %s",
 	NotPaused:          "%s is %s, not paused: c only lets a paused worker go on",
@@ -401,6 +403,7 @@ var textZH = text{
 	LessonReset:        "本课已重置：新的运行",
 	AllReset:           "全部进度已重置",
 	NoLessonsIn:        "%s 没有课程",
+	LessonsLeftOut:     "%d 个课程文件未能加载（见 `lab list`）: %s",
 	NoWorkerTo:         "没有可以%s的 worker（tab 到 Worker 面板，up/down 选择）",
 	AlreadyState:       "%s 已经%s",
 	NotPaused:          "%s %s，没有暂停：c 只让暂停的 worker 继续",

@@ -87,11 +87,15 @@ func cmdDoctor(ctx context.Context, g globals, stdout, stderr io.Writer) int {
 	for _, lang := range []string{g.lang} {
 		g.lang = lang
 		ls, err := loadLessons(g)
-		if err != nil {
+		fe := partialLoad(err)
+		if err != nil && fe == nil {
 			printErr(stderr, err)
 			return 1
 		}
 		var blocked []string
+		for _, e := range fe {
+			blocked = append(blocked, "not loaded: "+e.Error())
+		}
 		for _, l := range ls {
 			var miss []string
 			for _, c := range l.Needs {

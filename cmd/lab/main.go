@@ -154,9 +154,19 @@ func loadLessons(g globals) ([]*lab.Lesson, error) {
 	return labs.Builtin(g.lang)
 }
 
+// partialLoad splits a load's error: the files it left out (the other
+// lessons are usable), or nil when the whole load failed.
+func partialLoad(err error) labs.FileErrors {
+	var fe labs.FileErrors
+	if errors.As(err, &fe) {
+		return fe
+	}
+	return nil
+}
+
 func cmdList(g globals, args []string, stdout, stderr io.Writer) int {
 	ls, err := loadLessons(g)
-	if err != nil {
+	if err != nil && partialLoad(err) == nil {
 		fmt.Fprintln(stderr, "lab:", err)
 		return 1
 	}
@@ -171,6 +181,10 @@ func cmdList(g globals, args []string, stdout, stderr io.Writer) int {
 			mark = "  [explain-only]"
 		}
 		fmt.Fprintf(stdout, "  %2d  %-28s %s%s\n", l.Number, l.ID, l.Title, mark)
+	}
+	if err != nil { // the files left out, after the list
+		printErr(stderr, err)
+		return 1
 	}
 	return 0
 }
@@ -224,11 +238,19 @@ func cmdReplay(ctx context.Context, g globals, args []string, all, jsonOut bool,
 			ids = append(ids, a)
 		}
 	}
+	var unloaded labs.FileErrors
 	if len(ids) > 0 || all || len(lessons) == 0 {
 		ls, err := loadLessons(g)
-		if err != nil {
+		unloaded = partialLoad(err)
+		if err != nil && unloaded == nil {
 			printErr(stderr, err)
 			return 1
+		}
+		if err != nil {
+			printErr(stderr, err)
+		}
+		if !all {
+			unloaded = nil // only --all asked for those files
 		}
 		if all || (len(ids) == 0 && len(lessons) == 0) {
 			if !all {
@@ -241,6 +263,9 @@ func cmdReplay(ctx context.Context, g globals, args []string, all, jsonOut bool,
 			l := labs.Find(ls, id)
 			if l == nil {
 				fmt.Fprintf(stderr, "lab replay: no lesson %q (see `lab list`)\n", id)
+				if err != nil {
+					fmt.Fprintln(stderr, "lab replay: it may be in one of the files above that did not load")
+				}
 				return 2
 			}
 			lessons = append(lessons, l)
@@ -256,6 +281,7 @@ func cmdReplay(ctx context.Context, g globals, args []string, all, jsonOut bool,
 		Progress: func(line string) { fmt.Fprintln(stderr, line) },
 		Caps:     svc.Info.Caps(),
 	})
+	rep.AddUnloadable(unloaded)
 	fmt.Fprintln(stderr, rep.Summary())
 	if jsonOut {
 		enc := json.NewEncoder(stdout)
@@ -295,10 +321,10 @@ func cmdReplay(ctx context.Context, g globals, args []string, all, jsonOut bool,
 
 func cmdScreen(ctx context.Context, g globals, start string, stderr io.Writer) int {
 	en, err := loadLessons(g)
-	if err != nil {
+	if err != nil && (partialLoad(err) == nil || len(en) == 0) {
 		printErr(stderr, err)
 		return 1
-	}
+	} // else the screen opens with the rest and names the files it left out
 	if start != "" && labs.Find(en, start) == nil {
 		fmt.Fprintf(stderr, "lab open: no lesson %q (see `lab list`)\n", start)
 		return 2

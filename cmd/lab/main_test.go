@@ -217,3 +217,35 @@ func signalExit(t *testing.T, cmd *exec.Cmd, sig syscall.Signal) {
 		t.Fatalf("lab did not exit within 10s of %v", sig)
 	}
 }
+
+// An instructor's directory with one broken file: list shows the rest and
+// fails naming the file; replay --all runs the rest and reports the file as
+// a failed lesson in its JSON, so CI cannot miss it.
+func TestABrokenLessonFileFailsReplayAllButTheOthersStillRun(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "01-fine.md"), []byte("# Fine\n\n```lesson\nid: fine\nnumber: 1\npart: idempotency\n```\n\n```sql\nSELECT 1;\n```\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "02-bad.md"), []byte("# Bad\n\n```lesson\nid: bad\nnumber: 2\npart: idempotency\n```\n\n```sql sesion=A\nSELECT 1;\n```\n"), 0o644)
+	out, errOut, code := runLab(t, "list", "--lessons", dir)
+	if code != 1 || !strings.Contains(out, " 1  fine") || !strings.Contains(errOut, "02-bad.md:9: sql step has unknown attribute") {
+		t.Fatalf("list: exit %d\nstdout %s\nstderr %s", code, out, errOut)
+	}
+	out, errOut, code = runLab(t, "replay", "--all", "--lessons", dir, "--json", "--namespace", "clipartial")
+	if code != 1 || !strings.Contains(errOut, "PASS  1 fine") {
+		t.Fatalf("replay --all: exit %d, want 1 with fine passed\n%s", code, errOut)
+	}
+	var rep struct {
+		Passed, Failed int
+		Lessons        []struct{ ID, Why string }
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Passed != 1 || rep.Failed != 1 || len(rep.Lessons) != 2 || !strings.Contains(rep.Lessons[1].Why, "02-bad.md:9") {
+		t.Fatalf("json: %+v", rep)
+	}
+	// Naming the good lesson runs it; the bad file is a warning there.
+	_, errOut, code = runLab(t, "replay", "fine", "--lessons", dir, "--namespace", "clipartial")
+	if code != 0 || !strings.Contains(errOut, "02-bad.md:9") {
+		t.Fatalf("replay fine: exit %d\n%s", code, errOut)
+	}
+}

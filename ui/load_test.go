@@ -1,0 +1,37 @@
+package ui
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rmlab/lab/steps"
+)
+
+// An instructor's directory with one broken file still opens: the good
+// lessons are listed and the status line names the broken file and line.
+func TestTheScreenOpensWithTheLessonsThatLoadedAndNamesTheBrokenFile(t *testing.T) {
+	setEnv(t, ProgressEnv, filepath.Join(t.TempDir(), "progress.json"))
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "01-fine.md"), []byte("# Fine\n\n```lesson\nid: fine\nnumber: 1\npart: outbox\n```\n\n```sql\nSELECT 1;\n```\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "02-bad.md"), []byte("# Bad\n\n```lesson\nid: bad\nnumber: 2\npart: outbox\n```\n\n```sql sesion=A\nSELECT 1;\n```\n"), 0o644)
+	a, err := newApp(context.Background(), Options{Env: &steps.Env{}, Lang: "en", LessonsDir: dir})
+	if err != nil {
+		t.Fatalf("the screen refused to open: %v", err)
+	}
+	t.Cleanup(a.shutdown)
+	if got := a.lessons["en"]; len(got) != 1 || got[0].ID != "fine" {
+		t.Fatalf("lessons %v, want only fine", got)
+	}
+	if !a.statusBad || !strings.Contains(a.status, "1 lesson file(s) did not load") || !strings.Contains(a.status, "02-bad.md:9") {
+		t.Fatalf("status %q (bad=%v) does not name the broken file", a.status, a.statusBad)
+	}
+
+	// With nothing loadable the screen still refuses, with the reason.
+	os.Remove(filepath.Join(dir, "01-fine.md"))
+	if _, err := newApp(context.Background(), Options{Env: &steps.Env{}, Lang: "en", LessonsDir: dir}); err == nil || !strings.Contains(err.Error(), "02-bad.md:9") {
+		t.Fatalf("err %v, want the broken file named", err)
+	}
+}
