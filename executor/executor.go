@@ -5,7 +5,7 @@
 // before the record makes the next executor call again. With the task id as
 // the Idempotency-Key, the provider recognises that retry.
 //
-//	lab worker executor [--name N] [--pause-at p1,p2] [--provider http://ADDR] [--no-key] [--db blog_idempotency_lab]
+//	lab worker executor [--name N] [--pause-at p1,p2] --provider http://ADDR [--no-key] [--db blog_idempotency_lab]
 //
 // It handles every NEW task, oldest first, then exits. Pause points, per
 // task: claimed (attempts+1 committed), before-call, after-call,
@@ -39,11 +39,14 @@ func Main(ctx context.Context, p *worker.Points, args []string) error {
 	cfg := services.Config{}.FromEnv()
 	fs := flag.NewFlagSet("lab worker executor", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	base := fs.String("provider", "http://"+provider.Addr(cfg.Namespace), "the SMS provider's base URL")
+	base := fs.String("provider", "", "the SMS provider's base URL; lessons pass ${provider}")
 	noKey := fs.Bool("no-key", false, "call without an Idempotency-Key")
 	dbArticle := fs.String("db", services.IdempotencyDB, "article database name (namespace added)")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("lab worker executor: %v", err)
+	}
+	if *base == "" {
+		return fmt.Errorf("lab worker executor: --provider is required: the SMS provider's base URL, which `lab worker provider` logs when it listens (lessons pass ${provider})")
 	}
 	name := services.Names{NS: cfg.Namespace}.Name(*dbArticle)
 	db, err := services.OpenDB(ctx, cfg, *dbArticle)

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/rmlab/lab/services"
 	"github.com/rmlab/lab/worker"
 )
 
@@ -18,16 +17,15 @@ import (
 // it accepts requests, then "sent" for every SMS sent and "replayed" for
 // every request answered from its Idempotency-Key record.
 func Main(ctx context.Context, p *worker.Points, args []string) error {
-	ns := services.Config{}.FromEnv().Namespace
 	fs := flag.NewFlagSet("lab worker provider", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	listen := fs.String("listen", Addr(ns), "address to listen on")
+	listen := fs.String("listen", "127.0.0.1:0", "address to listen on (default: a free loopback port)")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("lab worker provider: %v", err)
 	}
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
-		return fmt.Errorf("the SMS provider cannot listen on %s: %v (another provider of namespace %q still running? stop it, or pass --listen)", *listen, err, ns)
+		return fmt.Errorf("the SMS provider cannot listen on %s: %v (pass another --listen, or leave it out for a free port)", *listen, err)
 	}
 	s := NewServer()
 	s.OnSend = func(m SMS, replayed bool) {
@@ -44,7 +42,7 @@ func Main(ctx context.Context, p *worker.Points, args []string) error {
 		p.Reach(ctx, "sent")
 	}
 	srv := &http.Server{Handler: s, ReadHeaderTimeout: 5 * time.Second}
-	p.Logf("SMS provider listening on http://%s", ln.Addr())
+	p.Logf("%shttp://%s", ListeningPrefix, ln.Addr())
 	if err := p.Reach(ctx, "listening"); err != nil {
 		return nil
 	}

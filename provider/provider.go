@@ -4,9 +4,10 @@
 // seen, with the same body, gets the first answer again and sends nothing;
 // the same key with another body is refused (422).
 //
-// It runs as `lab worker provider [--listen ADDR]`, by default on a loopback
-// port derived from the namespace (Addr), so lessons, the executor and the
-// lab's provider: ledger source find it without being told.
+// It runs as `lab worker provider [--listen ADDR]`, by default on a free
+// loopback port, so any number of learners on one machine never collide; it
+// logs the address (ListeningPrefix), and a lesson passes it on as
+// ${provider} (`lab worker executor --provider ${provider}`).
 //
 //	POST /sms    {"to":7,"text":"..."}  [Idempotency-Key: K]
 //	             201 {"message_id":"sms-1","replayed":false}   sent
@@ -18,25 +19,16 @@ package provider
 import (
 	"encoding/json"
 	"fmt"
-	"hash/fnv"
-	"net"
+
 	"net/http"
 	"strconv"
 	"sync"
 )
 
-// Addr is the namespace's provider address: 127.0.0.1 and a port in
-// 20000–29999 (below Linux's ephemeral range, so outgoing connections do not
-// take it).
-func Addr(ns string) string {
-	h := fnv.New32a()
-	h.Write([]byte("sms-provider/" + ns))
-	port := 20000 + int(h.Sum32()%10000)
-	if port == 25672 { // RabbitMQ's inter-node port on a default install
-		port++
-	}
-	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-}
+// ListeningPrefix starts the line the provider logs once it accepts
+// requests; the lesson's run reads the address after it and offers it to
+// later steps as ${provider}.
+const ListeningPrefix = "SMS provider listening on "
 
 // Request is what a client asks the provider to send.
 type Request struct {

@@ -1,14 +1,17 @@
 package provider_test
 
 import (
+	"bufio"
 	"context"
-	"net"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rmlab/lab/provider"
+	"github.com/rmlab/lab/worker"
 )
 
 func start(t *testing.T) (*provider.Server, provider.Client) {
@@ -72,13 +75,41 @@ func TestStatsCountOneUserOrEveryone(t *testing.T) {
 	}
 }
 
-func TestAddrIsALoopbackPortFixedPerNamespace(t *testing.T) {
-	a, b := provider.Addr("idem"), provider.Addr("idem")
-	if a != b || provider.Addr("alice") == a {
-		t.Fatalf("idem %s/%s, alice %s", a, b, provider.Addr("alice"))
+// Two providers on one machine (two learners at a workshop) each take a free
+// loopback port, say which, and answer there.
+func TestEachProviderListensOnItsOwnFreePortAndLogsIt(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var addrs []string
+	for i := 0; i < 2; i++ {
+		in, _ := io.Pipe() // never closed: the worker keeps running until ctx ends
+		out, logged := io.Pipe()
+		p := worker.NewPoints(in, logged, nil, func() {})
+		go provider.Main(ctx, p, nil)
+		found := make(chan string, 1)
+		go func() { // keep draining after the address is read
+			sc := bufio.NewScanner(out)
+			for sc.Scan() {
+				if _, addr, ok := strings.Cut(sc.Text(), provider.ListeningPrefix); ok {
+					found <- addr
+					break
+				}
+			}
+			io.Copy(io.Discard, out)
+		}()
+		select {
+		case a := <-found:
+			addrs = append(addrs, a)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("provider %d never logged %q", i, provider.ListeningPrefix)
+		}
 	}
-	host, _, err := net.SplitHostPort(a)
-	if err != nil || host != "127.0.0.1" {
-		t.Fatalf("%s", a)
+	if addrs[0] == addrs[1] || !strings.HasPrefix(addrs[0], "http://127.0.0.1:") {
+		t.Fatalf("addresses %v: want two different loopback URLs", addrs)
+	}
+	for _, a := range addrs {
+		if _, err := (provider.Client{Base: a}).Stats(ctx, 0); err != nil {
+			t.Errorf("provider at %s does not answer: %v", a, err)
+		}
 	}
 }

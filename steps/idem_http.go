@@ -74,14 +74,27 @@ func parseHTTP(body string) (method, path string, headers [][2]string, payload s
 	return method, path, headers, payload, nil
 }
 
-func (r *Run) providerBase() string { return "http://" + provider.Addr(r.Env.Svc.Names.NS) }
+// providerBase is the address the lesson's provider logged when it started
+// listening (learnAddress), as ${provider}.
+func (r *Run) providerBase() (string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if base := r.vars[providerVar]; base != "" {
+		return base, nil
+	}
+	return "", fmt.Errorf("no SMS provider is listening in this lesson yet: start one with a spawn step (program=provider) and wait until=listening")
+}
 
 func (httpKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	method, path, headers, payload, err := parseHTTP(s.Body)
 	if err != nil {
 		return fail("%v", err)
 	}
-	url := r.providerBase() + path
+	base, err := r.providerBase()
+	if err != nil {
+		return fail("%v", err)
+	}
+	url := base + path
 	var rd io.Reader
 	if payload != "" {
 		rd = strings.NewReader(payload)
@@ -200,7 +213,11 @@ func providerSource(ctx context.Context, r *Run, _ *lab.Step, expr string) (int,
 		}
 		to = n
 	}
-	st, err := provider.Client{Base: r.providerBase()}.Stats(ctx, to)
+	base, err := r.providerBase()
+	if err != nil {
+		return 0, err
+	}
+	st, err := provider.Client{Base: base}.Stats(ctx, to)
 	if err != nil {
 		return 0, err
 	}

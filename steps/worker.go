@@ -9,6 +9,7 @@ import (
 	"time"
 
 	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/provider"
 	"github.com/rmlab/lab/worker"
 )
 
@@ -131,6 +132,7 @@ func (waitKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	r.SetOutcome(o)
 	st := p.Status()
 	out := p.Output()
+	r.learnAddress(p, out)
 	if before > len(out) {
 		before = len(out)
 	}
@@ -225,4 +227,21 @@ func (stopKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	o := workerOutcome(p)
 	r.SetOutcome(o)
 	return lab.Result{Passed: true, Observed: fmt.Sprintf("%s stopped (%s, code %s)", p.Name, o.Extra["state"], o.Extra["exit"])}
+}
+
+// providerVar is ${provider}: the SMS provider's base URL, which only the
+// provider knows (it listens on a free port, so learners sharing a machine
+// never collide) and logs when it starts listening.
+const providerVar = "provider"
+
+// learnAddress offers a provider worker's logged address to later steps.
+func (r *Run) learnAddress(p *worker.Process, out []string) {
+	if p.Kind != "provider" {
+		return
+	}
+	for _, l := range out {
+		if _, addr, ok := strings.Cut(l, provider.ListeningPrefix); ok {
+			r.SetVar(providerVar, strings.TrimSpace(addr))
+		}
+	}
 }
