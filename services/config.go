@@ -170,6 +170,18 @@ func (n Names) Name(s string) string {
 	return s + "_" + n.NS
 }
 
+// RedisKey namespaces a Redis key or pattern the way the lab's redis steps,
+// resets and consumers all do: "lab:x" → "lab:NS:x".
+func (n Names) RedisKey(k string) string {
+	if n.NS == "" {
+		return k
+	}
+	if rest, ok := strings.CutPrefix(k, "lab:"); ok {
+		return "lab:" + n.NS + ":" + rest
+	}
+	return n.NS + ":" + k
+}
+
 // The article's two databases.
 const (
 	IdempotencyDB = "blog_idempotency_lab"

@@ -281,3 +281,17 @@ func versionPatch(v string) int {
 	fmt.Sscanf(v, "%d.%d.%d", &a, &b, &c)
 	return c
 }
+
+// DeleteRedisKeys deletes the keys matching pattern (SCAN, never KEYS, so a
+// shared Redis is not stalled) and returns how many it deleted.
+func (s *Services) DeleteRedisKeys(ctx context.Context, pattern string) (int, error) {
+	n := 0
+	iter := s.Redis.Scan(ctx, 0, pattern, 200).Iterator()
+	for iter.Next(ctx) {
+		if err := s.Redis.Del(ctx, iter.Val()).Err(); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, iter.Err()
+}

@@ -348,7 +348,7 @@ func proxyEvents(evs []amqpproxy.Event) []string {
 // (queues=a,b exchanges=x), namespaced, and only those the lab's mark says
 // the lab created. Queues go first: deleting them drops their bindings.
 func amqpReset(ctx context.Context, r *Run, s *lab.Step) ([]string, error) {
-	qs, xs := splitList(s.Attrs["queues"]), splitList(s.Attrs["exchanges"])
+	qs, xs := SplitList(s.Attrs["queues"]), SplitList(s.Attrs["exchanges"])
 	if len(qs)+len(xs) == 0 {
 		return nil, nil
 	}

@@ -42,7 +42,7 @@ func (resetKind) Check(s *lab.Step) error {
 	if err := CheckAttrs(s, "db", "redis", "queues", "exchanges"); err != nil {
 		return err
 	}
-	for _, db := range splitList(s.Attrs["db"]) {
+	for _, db := range SplitList(s.Attrs["db"]) {
 		if labsql.Schema(db) == "" {
 			return fmt.Errorf("%s: reset db=%s: the lab knows blog_idempotency_lab and blog_outbox_lab", s.Where(), db)
 		}
@@ -50,7 +50,8 @@ func (resetKind) Check(s *lab.Step) error {
 	return nil
 }
 
-func splitList(v string) []string {
+// SplitList splits a comma-separated attribute value, dropping blanks.
+func SplitList(v string) []string {
 	var out []string
 	for _, x := range strings.Split(v, ",") {
 		if x = strings.TrimSpace(x); x != "" {
@@ -65,7 +66,7 @@ func (resetKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	res := lab.Result{Passed: true}
 	var obs []string
 	svc := r.Env.Svc
-	for _, db := range splitList(s.Attrs["db"]) {
+	for _, db := range SplitList(s.Attrs["db"]) {
 		name := svc.Names.Name(db)
 		if err := services.DropOwned(ctx, svc.MySQL, name); err != nil {
 			return fail("%v", err)
@@ -94,13 +95,8 @@ func (resetKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 			return fail("reset redis=%s: Redis is not connected", pat)
 		}
 		pat = r.RedisKey(pat)
-		n := 0
-		iter := svc.Redis.Scan(ctx, 0, pat, 200).Iterator()
-		for iter.Next(ctx) {
-			svc.Redis.Del(ctx, iter.Val())
-			n++
-		}
-		if err := iter.Err(); err != nil {
+		n, err := svc.DeleteRedisKeys(ctx, pat)
+		if err != nil {
 			return fail("reset redis: %v", err)
 		}
 		res.Sent = append(res.Sent, "SCAN 0 MATCH "+pat+" / DEL")
@@ -121,16 +117,7 @@ func (resetKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 }
 
 // RedisKey namespaces a Redis key or pattern: "lab:x" → "lab:NS:x".
-func (r *Run) RedisKey(k string) string {
-	ns := r.Env.Svc.Names.NS
-	if ns == "" {
-		return k
-	}
-	if rest, ok := strings.CutPrefix(k, "lab:"); ok {
-		return "lab:" + ns + ":" + rest
-	}
-	return ns + ":" + k
-}
+func (r *Run) RedisKey(k string) string { return r.Env.Svc.Names.RedisKey(k) }
 
 func firstLine(s string) string {
 	l, _, _ := strings.Cut(s, "\n")

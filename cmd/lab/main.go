@@ -35,6 +35,7 @@ usage:
   lab replay [ID ...|--all|FILE.md] [--json] [--junit FILE] [--transcript FILE] [--lang en|zh]
                                    run lessons with no terminal; exit 1 if any expectation fails
   lab doctor [flags]               server versions, capabilities, which lessons can run
+  lab clean [--namespace NS]       drop what the lab created in a namespace (only what carries its mark)
   lab bench relay --events N --workers W [--batch B] [--no-skip-locked] [--json]
                                    outbox relay throughput and latency against a no-database baseline
   lab worker KIND [...]            a worker process (lessons start these)
@@ -106,6 +107,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdList(g, fs.Args(), stdout, stderr)
 	case "doctor":
 		return cmdDoctor(ctx, g, stdout, stderr)
+	case "clean":
+		return cmdClean(ctx, g, stdout, stderr)
 	case "replay":
 		return cmdReplay(ctx, g, fs.Args(), *all, *jsonOut, *junit, *transcript, stdout, stderr)
 	case "", "open":

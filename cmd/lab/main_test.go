@@ -249,3 +249,48 @@ func TestABrokenLessonFileFailsReplayAllButTheOthersStillRun(t *testing.T) {
 		t.Fatalf("replay fine: exit %d\n%s", code, errOut)
 	}
 }
+
+// lab clean removes a namespace's marked databases, queues, exchanges and
+// Redis keys, and leaves a same-named database it did not create.
+func TestCleanRemovesOnlyWhatTheLabCreatedInTheNamespace(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "01-make.md"), []byte("# Make\n\n```lesson\nid: make-things\nnumber: 1\npart: broker\n```\n\n"+
+		"```reset db=blog_outbox_lab queues=cleanq exchanges=cleanx redis=lab:*\n```\n\n"+
+		"```declare\nexchange cleanx type=fanout\nqueue cleanq\nbind cleanq cleanx\n```\n\n"+
+		"```redis\nSET lab:clean-me 1\n```\n"), 0o644)
+	if _, errOut, code := runLab(t, "replay", "--all", "--lessons", dir, "--namespace", "cliclean"); code != 0 {
+		t.Fatalf("making things: exit %d\n%s", code, errOut)
+	}
+	db, err := sql.Open("mysql", "root@tcp(127.0.0.1:3306)/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	// Someone else's database with a lab name in this namespace.
+	db.Exec("DROP DATABASE IF EXISTS blog_idempotency_lab_cliclean")
+	if _, err := db.Exec("CREATE DATABASE blog_idempotency_lab_cliclean"); err != nil {
+		t.Fatal(err)
+	}
+	defer db.Exec("DROP DATABASE IF EXISTS blog_idempotency_lab_cliclean")
+
+	out, errOut, code := runLab(t, "clean", "--lessons", dir, "--namespace", "cliclean")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (one database left alone)\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"done   DROP DATABASE blog_outbox_lab_cliclean", "done   queue.delete cleanq_cliclean", "done   exchange.delete cleanx_cliclean",
+		"done   deleted 1 Redis key(s) matching lab:cliclean:*", "left   database blog_idempotency_lab_cliclean exists but was not created by the lab"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	var n int
+	db.QueryRow("SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME IN ('blog_outbox_lab_cliclean','blog_idempotency_lab_cliclean')").Scan(&n)
+	if n != 1 {
+		t.Errorf("%d of the two databases remain, want 1 (the one the lab did not create)", n)
+	}
+	// A second clean finds nothing of the lab's left.
+	out, _, _ = runLab(t, "clean", "--lessons", dir, "--namespace", "cliclean")
+	if strings.Contains(out, "queue.delete") || strings.Contains(out, "DROP DATABASE blog_outbox") {
+		t.Errorf("second clean did something:\n%s", out)
+	}
+}
