@@ -1,15 +1,28 @@
 // Package consumer is the lab's message consumer: it awards points for a paid
-// order (or queues an SMS task) in blog_idempotency_lab, deduplicating with
-// one of several strategies, some safe and some deliberately not, so lessons
-// can kill the same code at named points and show what each leaves behind.
+// order (or queues an SMS task, or keeps a view of an order's status) in
+// blog_idempotency_lab, deduplicating with one of several strategies, some
+// safe and some deliberately not, so lessons can kill the same code at named
+// points and show what each leaves behind.
 //
 // It runs as `lab worker consumer` (see Main) and takes one message from
 // flags or consumes a RabbitMQ queue:
 //
 //	lab worker consumer [--name N] [--pause-at p1,p2] --strategy S
-//	    [--consumer points-award] [--effect points|sms-task] [--db blog_idempotency_lab] [--ttl 3600]
+//	    [--consumer points-award] [--effect points|sms-task|order-view] [--db blog_idempotency_lab] [--ttl 3600]
 //	  one message from flags:  --event ID --key BUSINESS_KEY --user N --amount N
+//	                           (order-view: --event ID --order N --version N --status S)
 //	  or from RabbitMQ:        --queue NAME [--count N] [--ack after-commit|before-commit] [--prefetch 1]
+//
+// Effects:
+//
+//	points      UPDATE points_account SET points=points+amount WHERE user_id=?
+//	sms-task    INSERT INTO sms_task (sent later by the executor)
+//	order-view  the order's status and version in this consumer's row of
+//	            order_view (consumer, order_id, status, version), a table the
+//	            lesson creates with one row per consumer and order. The message
+//	            is the outbox event's payload {"orderId","version","status"};
+//	            its event id is the message-id property. Only with the
+//	            strategies none and newer-version.
 //
 // Strategies (the mark is a consumed_operation row keyed by consumer name and
 // business key unless said otherwise):
@@ -37,6 +50,17 @@
 //	redis-filter   Redis as a fast filter in front of one-tx: a hit skips the
 //	               database, a miss goes to the one-tx rule, and the mark is set
 //	               only after the database committed (or absorbed) the work.
+//	none           no idempotency at all: no mark is read or written, and every
+//	               delivery applies the effect in its own transaction, so every
+//	               copy of a message counts (order-view: each event overwrites
+//	               the view in arrival order). Deliberately unsafe.
+//	newer-version  order-view only: an event is applied only when it is newer
+//	               than what the view holds (UPDATE ... AND version<?); an older
+//	               one changes nothing and is logged "stale version N ignored
+//	               (view holds M)", then acknowledged as done. No mark: the
+//	               version in the row is the guard, against repeats and against
+//	               events that arrive out of order (it skips the older step,
+//	               which is right only when skipping is acceptable).
 //
 // Named pause points, in the order a strategy reaches them (a point a strategy
 // has no use for is not reached):
@@ -47,7 +71,8 @@
 //	after-begin                 START TRANSACTION sent
 //	after-mark                  the consumed_operation row inserted (uncommitted
 //	                            in one-tx)
-//	after-update                the effect written (points or SMS task)
+//	after-update                the effect written (points, SMS task or order
+//	                            view; newer-version: also when it matched 0 rows)
 //	before-commit               just before the first COMMIT
 //	after-mark-commit           mark-first / points-first: the mark committed
 //	after-points-commit         mark-first / points-first: the effect committed
@@ -57,8 +82,9 @@
 // With --ack before-commit (queue mode, the unsafe order) the ack happens at
 // before-commit, before the first COMMIT; with --ack after-commit (the safe
 // order) after everything committed. A conflict is rejected without requeue
-// (the payload is kept in consumed_conflict); a failure (no account, a
-// database error) is nacked with requeue.
+// (the payload is kept in consumed_conflict); a stale version (newer-version)
+// is acknowledged, since ignoring it is the handling; a failure (no account,
+// no view row, a database error) is nacked with requeue.
 package consumer
 
 import (
@@ -76,25 +102,61 @@ import (
 	"github.com/rmlab/lab/worker"
 )
 
-// Message is one payment event as the consumer sees it.
+// Message is one event as the consumer sees it: a payment (points,
+// sms-task) or an order's new status (order-view). The JSON names are the
+// ones the lessons write: the outbox payload carries orderId, version and
+// status as the article's OrderCreated/OrderPaid events do.
 type Message struct {
 	EventID     string `json:"event_id"`
 	BusinessKey string `json:"business_key"`
 	UserID      int64  `json:"user_id"`
 	Amount      int64  `json:"amount"`
+
+	OrderID int64  `json:"orderId"`
+	Version int64  `json:"version"`
+	Status  string `json:"status"`
 }
 
 func (m Message) String() string {
+	if m.Status != "" && m.BusinessKey == "" {
+		return fmt.Sprintf("%s order %d version %d status %s", m.EventID, m.OrderID, m.Version, m.Status)
+	}
 	return fmt.Sprintf("%s key %s user %d amount %d", m.EventID, m.BusinessKey, m.UserID, m.Amount)
+}
+
+// lacks names the JSON fields an effect needs that the message does not
+// carry (the event id is checked by the caller: it may come from a property).
+func (m Message) lacks(e Effect) []string {
+	var miss []string
+	if e == EffectOrderView {
+		if m.OrderID == 0 {
+			miss = append(miss, "orderId")
+		}
+		if m.Version == 0 {
+			miss = append(miss, "version")
+		}
+		if m.Status == "" {
+			miss = append(miss, "status")
+		}
+		return miss
+	}
+	if m.BusinessKey == "" {
+		miss = append(miss, "business_key")
+	}
+	if m.UserID == 0 {
+		miss = append(miss, "user_id")
+	}
+	return miss
 }
 
 // Outcome is what handling one message came to.
 type Outcome string
 
 const (
-	Applied  Outcome = "applied"            // the effect was written and committed
-	Absorbed Outcome = "duplicate absorbed" // judged already done; nothing written
-	Conflict Outcome = "conflict"           // same key, different payload; recorded
+	Applied  Outcome = "applied"               // the effect was written and committed
+	Absorbed Outcome = "duplicate absorbed"    // judged already done; nothing written
+	Conflict Outcome = "conflict"              // same key, different payload; recorded
+	Stale    Outcome = "stale version ignored" // the view holds this version or newer; nothing written
 )
 
 // Result is an outcome with the line the learner reads.
@@ -107,18 +169,20 @@ type Result struct {
 type Strategy string
 
 const (
-	OneTx       Strategy = "one-tx"
-	BlindKey    Strategy = "blind-key"
-	MessageID   Strategy = "message-id"
-	MarkFirst   Strategy = "mark-first"
-	PointsFirst Strategy = "points-first"
-	RedisFirst  Strategy = "redis-first"
-	DBThenRedis Strategy = "db-then-redis"
-	RedisFilter Strategy = "redis-filter"
+	OneTx        Strategy = "one-tx"
+	BlindKey     Strategy = "blind-key"
+	MessageID    Strategy = "message-id"
+	MarkFirst    Strategy = "mark-first"
+	PointsFirst  Strategy = "points-first"
+	RedisFirst   Strategy = "redis-first"
+	DBThenRedis  Strategy = "db-then-redis"
+	RedisFilter  Strategy = "redis-filter"
+	None         Strategy = "none"
+	NewerVersion Strategy = "newer-version"
 )
 
 // Strategies lists every strategy, for flag help and errors.
-var Strategies = []Strategy{OneTx, BlindKey, MessageID, MarkFirst, PointsFirst, RedisFirst, DBThenRedis, RedisFilter}
+var Strategies = []Strategy{OneTx, BlindKey, MessageID, MarkFirst, PointsFirst, RedisFirst, DBThenRedis, RedisFilter, None, NewerVersion}
 
 func (s Strategy) valid() bool {
 	for _, x := range Strategies {
@@ -135,9 +199,35 @@ func (s Strategy) usesRedis() bool { return s == RedisFirst || s == DBThenRedis 
 type Effect string
 
 const (
-	EffectPoints  Effect = "points"   // UPDATE points_account SET points=points+amount
-	EffectSMSTask Effect = "sms-task" // INSERT INTO sms_task (sent later by the executor)
+	EffectPoints    Effect = "points"     // UPDATE points_account SET points=points+amount
+	EffectSMSTask   Effect = "sms-task"   // INSERT INTO sms_task (sent later by the executor)
+	EffectOrderView Effect = "order-view" // UPDATE order_view SET status,version (see the package doc)
 )
+
+// Effects lists every effect, for flag help and errors.
+var Effects = []Effect{EffectPoints, EffectSMSTask, EffectOrderView}
+
+func (e Effect) valid() bool {
+	for _, x := range Effects {
+		if e == x {
+			return true
+		}
+	}
+	return false
+}
+
+// fits says why a strategy cannot work with an effect, or nil. An order
+// event has no business key or user to key a mark by, and newer-version
+// needs a version column to compare with.
+func fits(s Strategy, e Effect) error {
+	switch {
+	case s == NewerVersion && e != EffectOrderView:
+		return fmt.Errorf("strategy %s compares versions, which only the order-view effect has: add --effect order-view", s)
+	case e == EffectOrderView && s != None && s != NewerVersion:
+		return fmt.Errorf("effect order-view works with the strategies %s and %s only (an order event has no business key to mark): got %s", None, NewerVersion, s)
+	}
+	return nil
+}
 
 // Consumer handles messages with one strategy against one database.
 type Consumer struct {
@@ -155,6 +245,10 @@ type Consumer struct {
 // ErrNoAccount: the UPDATE found no points account; the work was rolled back.
 var ErrNoAccount = errors.New("no points account")
 
+// ErrNoView: this consumer has no order_view row for the order; nothing was
+// written.
+var ErrNoView = errors.New("no order view row")
+
 // ConflictError is returned in flag mode for a recorded conflict, so the
 // process exits non-zero: a conflict is never a silent success.
 type ConflictError struct{ Detail string }
@@ -168,6 +262,9 @@ type early func(ctx context.Context) error
 // first COMMIT the strategy sends.
 func (c *Consumer) Handle(ctx context.Context, m Message, before early) (Result, error) {
 	if err := c.reach(ctx, "received"); err != nil {
+		return Result{}, err
+	}
+	if err := fits(c.Strategy, c.Effect); err != nil {
 		return Result{}, err
 	}
 	h := &handling{c: c, m: m, before: before}
@@ -184,6 +281,8 @@ func (c *Consumer) Handle(ctx context.Context, m Message, before early) (Result,
 		return h.dbThenRedis(ctx)
 	case RedisFilter:
 		return h.redisFilter(ctx)
+	case None, NewerVersion:
+		return h.applyEach(ctx)
 	}
 	return Result{}, fmt.Errorf("unknown strategy %q (known: %s)", c.Strategy, strategyList())
 }
@@ -215,6 +314,7 @@ type handling struct {
 	m      Message
 	before early
 	called bool
+	stale  string // newer-version: why the event changed nothing
 }
 
 // commit runs the early hook once, reaches before-commit and commits.
@@ -281,6 +381,8 @@ func (h *handling) insertMark(ctx context.Context, x execer) (dup bool, err erro
 // effect writes the business change and checks that it found its row.
 func (h *handling) effect(ctx context.Context, x execer) error {
 	switch h.c.Effect {
+	case EffectOrderView:
+		return h.orderView(ctx, x)
 	case EffectSMSTask:
 		_, err := x.ExecContext(ctx, "INSERT INTO sms_task (task_id,user_id,body,status) VALUES(?,?,?,'NEW')",
 			h.c.Name+":"+h.m.BusinessKey, h.m.UserID,
@@ -305,7 +407,67 @@ func (h *handling) effect(ctx context.Context, x execer) error {
 	}
 }
 
+// orderView writes the event's status and version into this consumer's row
+// of order_view: whatever the row holds (none), or only over an older
+// version (newer-version). A stale event sets h.stale and writes nothing.
+func (h *handling) orderView(ctx context.Context, x execer) error {
+	m := h.m
+	q := "UPDATE order_view SET status=?,version=? WHERE consumer=? AND order_id=?"
+	shown := fmt.Sprintf("UPDATE order_view SET status='%s',version=%d WHERE consumer='%s' AND order_id=%d", m.Status, m.Version, h.c.Name, m.OrderID)
+	args := []any{m.Status, m.Version, h.c.Name, m.OrderID}
+	guard := h.c.Strategy == NewerVersion
+	if guard {
+		q += " AND version<?"
+		shown += fmt.Sprintf(" AND version<%d", m.Version)
+		args = append(args, m.Version)
+	}
+	res, err := x.ExecContext(ctx, q, args...)
+	if errCode(err) == 1146 {
+		return fmt.Errorf("table order_view does not exist in %s: the lesson creates it (consumer, order_id, status, version) with one row per consumer and order", h.c.DBName)
+	}
+	if err != nil {
+		return h.c.dbErr("UPDATE order_view", err)
+	}
+	n, _ := res.RowsAffected()
+	h.c.logf("%s → %s", shown, rowsAffected(n))
+	if n > 0 {
+		return nil
+	}
+	// 0 rows is not an SQL error. It means no row, or (MySQL counts changed
+	// rows) a row that already holds these values, or, with the guard, a row
+	// at this version or newer: read the row to tell which.
+	var status string
+	var held int64
+	err = x.QueryRowContext(ctx, "SELECT status,version FROM order_view WHERE consumer=? AND order_id=?", h.c.Name, m.OrderID).Scan(&status, &held)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("%w for order %d of consumer %s in %s: UPDATE matched 0 rows (insert the row first: INSERT INTO order_view VALUES('%s',%d,'NONE',0))",
+			ErrNoView, m.OrderID, h.c.Name, h.c.DBName, h.c.Name, m.OrderID)
+	}
+	if err != nil {
+		return h.c.dbErr("SELECT the order_view row", err)
+	}
+	if !guard {
+		return nil // the row already held exactly this status and version
+	}
+	why := fmt.Sprintf("stale version %d ignored (view holds %d)", m.Version, held)
+	if held == m.Version {
+		why = fmt.Sprintf("version %d already applied (view holds %d), ignored", m.Version, held)
+	}
+	h.stale = fmt.Sprintf("%s: order %d stays %s in %s's view (%s); nothing written", why, m.OrderID, status, h.c.Name, m.EventID)
+	return nil
+}
+
+func rowsAffected(n int64) string {
+	if n == 1 {
+		return "1 row affected"
+	}
+	return fmt.Sprintf("%d rows affected", n)
+}
+
 func (h *handling) appliedText() string {
+	if h.c.Effect == EffectOrderView {
+		return fmt.Sprintf("applied: order %d is %s (version %d) in %s's view (%s)", h.m.OrderID, h.m.Status, h.m.Version, h.c.Name, h.m.EventID)
+	}
 	if h.c.Effect == EffectSMSTask {
 		return fmt.Sprintf("applied: SMS task %s:%s queued for user %d (%s, %s)", h.c.Name, h.m.BusinessKey, h.m.UserID, h.m.BusinessKey, h.m.EventID)
 	}
@@ -512,8 +674,21 @@ func (h *handling) pointsFirst(ctx context.Context) (Result, error) {
 	return Result{Outcome: Applied, Detail: h.appliedText()}, nil
 }
 
-// effectTx writes only the effect, in one transaction (the Redis strategies
-// keep no mark in the database).
+// applyEach is none and newer-version: no mark at all, the effect alone in
+// one transaction for every delivery. Whatever guard there is lives in the
+// effect (newer-version's version<?).
+func (h *handling) applyEach(ctx context.Context) (Result, error) {
+	if err := h.effectTx(ctx); err != nil {
+		return Result{}, err
+	}
+	if h.stale != "" {
+		return Result{Outcome: Stale, Detail: h.stale}, nil
+	}
+	return Result{Outcome: Applied, Detail: h.appliedText()}, nil
+}
+
+// effectTx writes only the effect, in one transaction (the Redis strategies,
+// none and newer-version keep no mark in the database).
 func (h *handling) effectTx(ctx context.Context) error {
 	tx, err := h.begin(ctx, true)
 	if err != nil {

@@ -184,3 +184,43 @@ func TestParseArgsRejectsWhatTheContractDoesNotAllow(t *testing.T) {
 		t.Fatalf("defaults: %+v %v", o, err)
 	}
 }
+
+func TestNoneStrategyAppliesEveryCopy(t *testing.T) {
+	db := resetDB(t)
+	c, _ := newConsumer(t, consumer.None, "points-award", consumer.EffectPoints)
+	for i := 0; i < 2; i++ {
+		if r := handle(t, c, msg("order-42-paid-v2", "order:42:paid", 7, 10)); r.Outcome != consumer.Applied {
+			t.Fatalf("copy %d: %+v", i+1, r)
+		}
+	}
+	if p := points(t, db, 7); p != 20 {
+		t.Fatalf("points %d, want 20 (two copies, two awards)", p)
+	}
+	if n := count(t, db, "SELECT COUNT(*) FROM consumed_operation"); n != 0 {
+		t.Fatalf("none wrote %d marks", n)
+	}
+}
+
+func TestParseArgsPairsOrderViewWithItsStrategies(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--strategy", "newer-version", "--queue", "q"}, "add --effect order-view"},
+		{[]string{"--strategy", "one-tx", "--effect", "order-view", "--queue", "q"}, "no business key to mark"},
+		{[]string{"--strategy", "none", "--effect", "order-view", "--event", "e", "--order", "42", "--version", "2"}, "--status missing"},
+		{[]string{"--strategy", "none", "--effect", "order-views", "--queue", "q"}, "use points, sms-task or order-view"},
+	} {
+		if _, err := consumer.ParseArgs(c.args); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want an error saying %q", c.args, err, c.want)
+		}
+	}
+	o, err := consumer.ParseArgs([]string{"--strategy", "newer-version", "--effect", "order-view", "--consumer", "versioned",
+		"--event", "order-42-paid-v2", "--order", "42", "--version", "2", "--status", "PAID"})
+	if err != nil || o.Msg.OrderID != 42 || o.Msg.Version != 2 || o.Msg.Status != "PAID" {
+		t.Fatalf("%+v %v", o, err)
+	}
+	if _, err := consumer.ParseArgs([]string{"--strategy", "none", "--queue", "orders.naive", "--count", "2"}); err != nil {
+		t.Fatalf("none with points: %v", err)
+	}
+}

@@ -38,13 +38,16 @@ func ParseArgs(args []string) (Options, error) {
 	fs.SetOutput(io.Discard)
 	strategy := fs.String("strategy", "", "one of: "+strategyList())
 	fs.StringVar(&o.Consumer, "consumer", "points-award", "consumer_name of the mark")
-	effect := fs.String("effect", string(EffectPoints), "points or sms-task")
+	effect := fs.String("effect", string(EffectPoints), "points, sms-task or order-view")
 	fs.StringVar(&o.DB, "db", services.IdempotencyDB, "article database name (namespace added)")
 	ttl := fs.Int("ttl", 3600, "Redis mark lifetime in seconds")
 	fs.StringVar(&o.Msg.EventID, "event", "", "event (message) id")
 	fs.StringVar(&o.Msg.BusinessKey, "key", "", "business key, e.g. order:42:paid")
 	fs.Int64Var(&o.Msg.UserID, "user", 0, "user id")
 	fs.Int64Var(&o.Msg.Amount, "amount", 0, "points to award")
+	fs.Int64Var(&o.Msg.OrderID, "order", 0, "order id (order-view)")
+	fs.Int64Var(&o.Msg.Version, "version", 0, "the order's version in this event (order-view)")
+	fs.StringVar(&o.Msg.Status, "status", "", "the order's status in this event (order-view)")
 	fs.StringVar(&o.Queue, "queue", "", "consume this queue (article name; namespace added)")
 	fs.IntVar(&o.Count, "count", 0, "stop after N deliveries (0: until SIGTERM)")
 	fs.StringVar(&o.Ack, "ack", "after-commit", "after-commit or before-commit")
@@ -62,8 +65,10 @@ func ParseArgs(args []string) (Options, error) {
 		return o, fmt.Errorf("lab worker consumer: --strategy is required (%s)", strategyList())
 	case !o.Strategy.valid():
 		return o, fmt.Errorf("lab worker consumer: unknown --strategy %q (known: %s)", *strategy, strategyList())
-	case o.Effect != EffectPoints && o.Effect != EffectSMSTask:
-		return o, fmt.Errorf("lab worker consumer: --effect %q: use points or sms-task", *effect)
+	case !o.Effect.valid():
+		return o, fmt.Errorf("lab worker consumer: --effect %q: use points, sms-task or order-view", *effect)
+	case fits(o.Strategy, o.Effect) != nil:
+		return o, fmt.Errorf("lab worker consumer: %v", fits(o.Strategy, o.Effect))
 	case o.Ack != "after-commit" && o.Ack != "before-commit":
 		return o, fmt.Errorf("lab worker consumer: --ack %q: use after-commit or before-commit", o.Ack)
 	case *ttl < 1:
@@ -76,11 +81,13 @@ func ParseArgs(args []string) (Options, error) {
 		if o.Msg.EventID == "" {
 			miss = append(miss, "--event")
 		}
-		if o.Msg.BusinessKey == "" {
-			miss = append(miss, "--key")
-		}
-		if o.Msg.UserID == 0 {
-			miss = append(miss, "--user")
+		// The flags are named after the JSON fields, except these.
+		flagOf := map[string]string{"business_key": "key", "user_id": "user", "orderId": "order"}
+		for _, f := range o.Msg.lacks(o.Effect) {
+			if n, ok := flagOf[f]; ok {
+				f = n
+			}
+			miss = append(miss, "--"+f)
 		}
 		if len(miss) > 0 {
 			return o, fmt.Errorf("lab worker consumer: give one message (%s missing) or --queue NAME", strings.Join(miss, ", "))

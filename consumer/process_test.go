@@ -228,3 +228,53 @@ func TestQueueModeFailsClearlyWhenTheQueueIsMissing(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, output(c))
 	}
 }
+
+func TestQueueModeAppliesTheOutboxPayloadByVersion(t *testing.T) {
+	db := resetDB(t)
+	orderView(t, db, "'versioned',42")
+	q, ch := queue(t)
+	// What the relay sends: the outbox payload as the body, the event id as
+	// the message id. Paid arrives before created.
+	publish(t, ch, q, "order-42-paid-v2", map[string]any{"orderId": 42, "version": 2, "status": "PAID"})
+	publish(t, ch, q, "order-42-created-v1", map[string]any{"orderId": 42, "version": 1, "status": "CREATED"})
+	publish(t, ch, q, "order-42-broken", map[string]any{"orderId": 42, "version": 3})
+	c := spawn(t, "c", nil, "--strategy", "newer-version", "--effect", "order-view", "--consumer", "versioned", "--queue", q, "--count", "3")
+	if code := waitExit(t, c); code != 0 {
+		t.Fatalf("exit %d\n%s", code, output(c))
+	}
+	out := output(c)
+	for _, want := range []string{
+		"delivery tag=1 redelivered=false order-42-paid-v2 order 42 version 2 status PAID",
+		"stale version 1 ignored (view holds 2)",
+		"acked tag=2",
+		"no status in the body",
+		"rejected without requeue",
+	} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("%q missing from the output:\n%s", want, out)
+		}
+	}
+	if v := viewOf(t, db, "versioned", 42); v != "PAID 2" {
+		t.Fatalf("view %q, want PAID 2", v)
+	}
+	readyBecomes(t, ch, q, 0)
+}
+
+func TestQueueModeWithoutIdempotencyAppliesBothCopies(t *testing.T) {
+	db := resetDB(t)
+	q, ch := queue(t)
+	body := map[string]any{"orderId": 42, "version": 2, "business_key": "order:42:paid", "user_id": 7, "amount": 10}
+	publish(t, ch, q, "order-42-paid-v2", body)
+	publish(t, ch, q, "order-42-paid-v2", body)
+	c := spawn(t, "c", nil, "--strategy", "none", "--queue", q, "--count", "2")
+	if code := waitExit(t, c); code != 0 {
+		t.Fatalf("exit %d\n%s", code, output(c))
+	}
+	if n := strings.Count(output(c), "applied: +10 points to user 7"); n != 2 {
+		t.Fatalf("%d awards logged, want 2:\n%s", n, output(c))
+	}
+	if p := points(t, db, 7); p != 20 {
+		t.Fatalf("points %d, want 20", p)
+	}
+	readyBecomes(t, ch, q, 0)
+}

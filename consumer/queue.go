@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -120,23 +121,29 @@ func (c *Consumer) ackNow(ctx context.Context, a *acker, d amqp.Delivery) error 
 	return c.reach(ctx, "after-ack")
 }
 
-// decode reads the JSON body; the message-id property stands in for a
-// missing event_id.
-func decode(d amqp.Delivery) (Message, error) {
+// bodyShape is the JSON an effect reads, for error messages.
+var bodyShape = map[Effect]string{
+	EffectPoints:    `{"event_id","business_key","user_id","amount"}`,
+	EffectSMSTask:   `{"event_id","business_key","user_id","amount"}`,
+	EffectOrderView: `{"orderId","version","status"} (the outbox payload; the event id in the message-id property)`,
+}
+
+// decode reads the JSON body for effect e; the message-id property stands
+// in for a missing event_id (the outbox relay sends the payload as the body
+// and the event id as the message id).
+func decode(d amqp.Delivery, e Effect) (Message, error) {
 	var m Message
 	if err := json.Unmarshal(d.Body, &m); err != nil {
-		return m, fmt.Errorf("body is not the JSON {\"event_id\",\"business_key\",\"user_id\",\"amount\"}: %v", err)
+		return m, fmt.Errorf("body is not the JSON %s: %v", bodyShape[e], err)
 	}
 	if m.EventID == "" {
 		m.EventID = d.MessageId
 	}
-	switch {
-	case m.EventID == "":
+	if m.EventID == "" {
 		return m, fmt.Errorf("no event_id in the body and no message-id property")
-	case m.BusinessKey == "":
-		return m, fmt.Errorf("no business_key in the body")
-	case m.UserID == 0:
-		return m, fmt.Errorf("no user_id in the body")
+	}
+	if miss := m.lacks(e); len(miss) > 0 {
+		return m, fmt.Errorf("no %s in the body %s; %s expects %s", strings.Join(miss, ", "), d.Body, e, bodyShape[e])
 	}
 	return m, nil
 }
@@ -145,7 +152,7 @@ func decode(d amqp.Delivery) (Message, error) {
 // before the commit, as asked), reject a conflict without requeue, nack a
 // failure with requeue.
 func (c *Consumer) delivery(ctx context.Context, a *acker, d amqp.Delivery, ackMode string) error {
-	m, err := decode(d)
+	m, err := decode(d, c.Effect)
 	if err != nil {
 		c.logf("delivery tag=%d redelivered=%t: %v; rejected without requeue", d.DeliveryTag, d.Redelivered, err)
 		return a.nack(d.DeliveryTag, false)
