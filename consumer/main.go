@@ -153,13 +153,9 @@ func Open(ctx context.Context, cfg services.Config, o Options) (*Consumer, func(
 	return c, closeAll, nil
 }
 
-// RedisKey is the consumer's Redis mark for a business key, namespaced the
-// way the lab's redis steps namespace "lab:" keys, so a lesson can write
+// RedisKey is the consumer's Redis mark for a business key, namespaced as
+// the lab's redis steps namespace "lab:" keys, so a lesson can write
 // lab:dedup:points-award:order:42:paid.
 func RedisKey(ns, consumer, businessKey string) string {
-	k := "lab:"
-	if ns != "" {
-		k += ns + ":"
-	}
-	return k + "dedup:" + consumer + ":" + businessKey
+	return services.Names{NS: ns}.RedisKey("lab:dedup:" + consumer + ":" + businessKey)
 }

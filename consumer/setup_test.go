@@ -101,7 +101,7 @@ func redisClient(t *testing.T) *redis.Client {
 		t.Fatalf("Redis: %v", err)
 	}
 	t.Cleanup(func() { rc.Close() })
-	keys, _ := rc.Keys(context.Background(), "lab:"+ns+":*").Result()
+	keys, _ := rc.Keys(context.Background(), services.Names{NS: ns}.RedisKey("lab:*")).Result()
 	if len(keys) > 0 {
 		rc.Del(context.Background(), keys...)
 	}

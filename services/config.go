@@ -171,13 +171,15 @@ func (n Names) Name(s string) string {
 }
 
 // RedisKey namespaces a Redis key or pattern the way the lab's redis steps,
-// resets and consumers all do: "lab:x" → "lab:NS:x".
+// resets and consumers all do: "lab:x" → "lab_NS:x". The namespace goes
+// before the first colon, not after it, so the default namespace's reset
+// pattern lab:* can never match (and delete) a namespaced learner's keys.
 func (n Names) RedisKey(k string) string {
 	if n.NS == "" {
 		return k
 	}
 	if rest, ok := strings.CutPrefix(k, "lab:"); ok {
-		return "lab:" + n.NS + ":" + rest
+		return "lab_" + n.NS + ":" + rest
 	}
 	return n.NS + ":" + k
 }

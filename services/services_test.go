@@ -3,6 +3,7 @@ package services_test
 import (
 	"context"
 	"database/sql"
+	"path"
 	"strings"
 	"testing"
 	"time"
@@ -124,5 +125,23 @@ func TestNamesAddTheNamespaceToDatabasesInStatements(t *testing.T) {
 	}
 	if (services.Names{}).Name("orders") != "orders" || n.Name("orders") != "orders_alice" {
 		t.Error("queue names")
+	}
+}
+
+// A reset in the default namespace deletes lab:*; a learner's namespaced keys
+// must not match it, nor another namespace's pattern.
+func TestANamespacesRedisKeysAreOutsideEveryOtherNamespacesPattern(t *testing.T) {
+	alice := services.Names{NS: "alice"}.RedisKey("lab:dedup:points-award:order:42:paid")
+	if alice != "lab_alice:dedup:points-award:order:42:paid" {
+		t.Fatalf("alice's key is %q", alice)
+	}
+	for _, ns := range []string{"", "ali", "alice2"} {
+		pat := services.Names{NS: ns}.RedisKey("lab:*")
+		if ok, _ := path.Match(pat, alice); ok {
+			t.Errorf("namespace %q's reset pattern %q matches alice's key", ns, pat)
+		}
+	}
+	if ok, _ := path.Match(services.Names{NS: "alice"}.RedisKey("lab:*"), alice); !ok {
+		t.Error("alice's own reset pattern misses her key")
 	}
 }

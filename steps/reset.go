@@ -116,7 +116,7 @@ func (resetKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	return res
 }
 
-// RedisKey namespaces a Redis key or pattern: "lab:x" → "lab:NS:x".
+// RedisKey namespaces a Redis key or pattern (services.Names.RedisKey).
 func (r *Run) RedisKey(k string) string { return r.Env.Svc.Names.RedisKey(k) }
 
 func firstLine(s string) string {

@@ -278,7 +278,7 @@ func TestCleanRemovesOnlyWhatTheLabCreatedInTheNamespace(t *testing.T) {
 		t.Fatalf("exit %d, want 1 (one database left alone)\n%s\n%s", code, out, errOut)
 	}
 	for _, want := range []string{"done   DROP DATABASE blog_outbox_lab_cliclean", "done   queue.delete cleanq_cliclean", "done   exchange.delete cleanx_cliclean",
-		"done   deleted 1 Redis key(s) matching lab:cliclean:*", "left   database blog_idempotency_lab_cliclean exists but was not created by the lab"} {
+		"done   deleted 1 Redis key(s) matching lab_cliclean:*", "left   database blog_idempotency_lab_cliclean exists but was not created by the lab"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
