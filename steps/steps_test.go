@@ -111,3 +111,18 @@ func TestRedisKeysGetTheNamespace(t *testing.T) {
 		t.Fatalf("namespaced key: %q %v", v, err)
 	}
 }
+
+// An expectation names the article's Redis key; what a program prints
+// carries the learner's namespace, and the two must still match.
+func TestContainsMatchesARedisKeyInTheLearnersNamespace(t *testing.T) {
+	r := newRun(t)
+	// The redis step namespaces every lab: argument, the value too, so the
+	// reply carries a namespaced key as a program's log line would.
+	must(t, r, step("redis", "", "SET lab:contains-check lab:inner"))
+	must(t, r, step("redis", "", "GET lab:contains-check"))
+	must(t, r, step("expect", "", "contains lab:inner"))
+	must(t, r, step("redis", "", "DEL lab:contains-check"))
+	if res := r.Step(context.Background(), step("expect", "", "contains lab:inner")); res.Passed {
+		t.Fatalf("matched a reply without the key: %s", res.Observed)
+	}
+}
