@@ -106,7 +106,7 @@ func TestRedisKeysGetTheNamespace(t *testing.T) {
 	if res.Ledger.Applied != 5 || !strings.Contains(strings.Join(res.Sent, " "), "lab:k") {
 		t.Fatalf("%+v %v", res.Ledger, res.Sent)
 	}
-	v, err := r.Env.Svc.Redis.Get(context.Background(), "lab:stepstest:k").Result()
+	v, err := r.Env.Svc.Redis.Get(context.Background(), "lab_stepstest:k").Result()
 	if err != nil || v != "5" {
 		t.Fatalf("namespaced key: %q %v", v, err)
 	}
