@@ -92,9 +92,9 @@ func Main(ctx context.Context, p *worker.Points, args []string) error {
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(o.Count + 1)
-	conn, err := services.DialAMQP(ctx, cfg.AMQP)
+	conn, err := services.OpenAMQP(ctx, cfg.AMQP)
 	if err != nil {
-		return fmt.Errorf("cannot reach RabbitMQ at %s: %v (check LAB_AMQP_URL)", services.RedactURL(cfg.AMQP), err)
+		return err
 	}
 	defer conn.Close()
 	ch, err := conn.Channel()

@@ -205,9 +205,9 @@ func (e *env) open(ctx context.Context, workers int, latency time.Duration) erro
 		}
 	}
 	for i := 0; i < workers+1; i++ {
-		c, err := services.DialAMQP(ctx, e.cfg.AMQP)
+		c, err := services.OpenAMQP(ctx, e.cfg.AMQP)
 		if err != nil {
-			return fmt.Errorf("cannot reach RabbitMQ at %s: %w", services.RedactURL(e.cfg.AMQP), err)
+			return err
 		}
 		e.conns = append(e.conns, c)
 	}

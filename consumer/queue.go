@@ -18,9 +18,9 @@ import (
 // until ctx ends or o.Count deliveries were handled. The queue is the
 // lesson's: it must exist.
 func (c *Consumer) Consume(ctx context.Context, cfg services.Config, queue string, o Options) error {
-	conn, err := services.DialAMQP(ctx, cfg.AMQP)
+	conn, err := services.OpenAMQP(ctx, cfg.AMQP)
 	if err != nil {
-		return fmt.Errorf("cannot reach RabbitMQ at %s: %v (is it running? check LAB_AMQP_URL)", services.RedactURL(cfg.AMQP), err)
+		return err
 	}
 	defer conn.Close()
 	ch, err := conn.Channel()

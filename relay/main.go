@@ -83,10 +83,9 @@ func Main(ctx context.Context, p *worker.Points, args []string) error {
 	if err := EnsureColumns(ctx, pool); err != nil {
 		return err
 	}
-	conn, err := services.DialAMQP(ctx, target)
+	conn, err := services.OpenAMQP(ctx, target)
 	if err != nil {
-		return &lab.Error{What: "the relay cannot reach RabbitMQ", Where: services.RedactURL(target), Err: err,
-			Fix: "start the broker, or check --amqp / LAB_AMQP_URL"}
+		return err
 	}
 	defer conn.Close()
 	r, err := New(cfg, pool, conn, p)

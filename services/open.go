@@ -1,6 +1,8 @@
 package services
 
 import (
+	amqp "github.com/rabbitmq/amqp091-go"
+
 	"context"
 	"database/sql"
 	"errors"
@@ -52,4 +54,20 @@ func Open(ctx context.Context, dsn, name string) (*sql.DB, error) {
 			Fix: "start it, or point LAB_MYSQL_DSN / --mysql at a running server"}
 	}
 	return db, nil
+}
+
+// OpenAMQP dials RabbitMQ for a lab program (a worker, the bench) and says,
+// when it cannot, where it tried (password redacted) and how to fix it: one
+// message for every program.
+func OpenAMQP(ctx context.Context, rawURL string) (*amqp.Connection, error) {
+	conn, err := DialAMQP(ctx, rawURL)
+	if err != nil {
+		return nil, amqpUnreachable(rawURL, err)
+	}
+	return conn, nil
+}
+
+func amqpUnreachable(rawURL string, err error) *lab.Error {
+	return &lab.Error{What: "cannot reach RabbitMQ", Where: RedactURL(rawURL), Err: err,
+		Fix: "start it (rabbitmq-server -detached), pass another broker with --amqp URL or LAB_AMQP_URL, or run `docker compose up -d`"}
 }

@@ -159,8 +159,7 @@ func (s *Services) probeAMQP(ctx context.Context) error {
 	u, _ := url.Parse(s.Config.AMQP)
 	conn, err := DialAMQP(ctx, s.Config.AMQP)
 	if err != nil {
-		s.Info.AMQPErr = &lab.Error{What: "cannot reach RabbitMQ", Where: RedactURL(s.Config.AMQP), Err: err,
-			Fix: "start it (rabbitmq-server -detached), pass another broker with --amqp URL or LAB_AMQP_URL, or run `docker compose up -d`"}
+		s.Info.AMQPErr = amqpUnreachable(s.Config.AMQP, err)
 		return s.Info.AMQPErr
 	}
 	if v, ok := conn.Properties["version"].(string); ok {
