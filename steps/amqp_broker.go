@@ -342,12 +342,16 @@ func (restartKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		return lab.Result{Sent: ran, Why: err.Error()}
 	}
 	obs := []string{fmt.Sprintf("the broker restarted in %.1fs; every AMQP connection to it was closed", took.Seconds())}
+	after, recovered, err := awaitRecovery(ctx, st, surv)
+	if err != nil {
+		return fail("%v", err)
+	}
+	if recovered > 0 {
+		obs = append(obs, fmt.Sprintf("the queues were back %.1fs after it accepted connections (quorum queues and streams recover in the background)", recovered.Seconds()))
+	}
 	o := &Outcome{Source: "broker-restart", Columns: []string{"queue", "before", "after", "expected", ""}, Extra: map[string]string{"restarted": "true"}}
 	for _, sv := range surv {
-		qs, err := st.queueStat(ctx, sv.queue)
-		if err != nil {
-			return fail("%v", err)
-		}
+		qs := after[sv.queue]
 		b := before[sv.queue]
 		show := func(q lab.QueueStat) string {
 			if !q.Exists {
@@ -378,4 +382,37 @@ func (restartKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	res.Observed = strings.Join(obs, "\n")
 	res.Elapsed = took
 	return res
+}
+
+// awaitRecovery reads the queues after a restart. The node accepts
+// connections before its quorum queues and streams have restarted (they
+// recover in the background, and a passive declare says 404 until then), so
+// it reads again until every queue expected to survive is back with its
+// messages, for up to 20 s; a queue expected gone is judged on the last
+// read, taken after the others are back, when a durable one would be too.
+func awaitRecovery(ctx context.Context, st *amqpState, surv []survival) (map[string]lab.QueueStat, time.Duration, error) {
+	start := time.Now()
+	deadline := start.Add(20 * time.Second)
+	for {
+		got := map[string]lab.QueueStat{}
+		back := true
+		for _, sv := range surv {
+			qs, err := st.queueStat(ctx, sv.queue)
+			if err != nil {
+				return nil, 0, err
+			}
+			got[sv.queue] = qs
+			if !sv.gone && (!qs.Exists || qs.Ready < sv.ready) {
+				back = false
+			}
+		}
+		if back || time.Now().After(deadline) {
+			return got, time.Since(start).Round(100 * time.Millisecond), nil
+		}
+		select {
+		case <-ctx.Done():
+			return got, time.Since(start), nil
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }
