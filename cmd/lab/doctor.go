@@ -21,6 +21,7 @@ func cmdDoctor(ctx context.Context, g globals, stdout, stderr io.Writer) int {
 	defer svc.Close()
 	in := svc.Info
 	cfg := svc.Config
+	full := false // no room for this lab's connections
 	line := func(ok bool, what, detail string) {
 		mark := "ok  "
 		if !ok {
@@ -37,6 +38,10 @@ func cmdDoctor(ctx context.Context, g globals, stdout, stderr io.Writer) int {
 			kind = "MariaDB"
 		}
 		line(true, "MySQL", fmt.Sprintf("%s %s at %s", kind, in.MySQLVersion, services.RedactDSN(cfg.MySQL)))
+		if room, detail, err := connectionRoom(ctx, svc); err == nil {
+			line(room > 0, "connections", detail)
+			full = room < 1
+		}
 	}
 	if in.AMQPErr != nil {
 		line(false, "RabbitMQ", in.AMQPErr.Error())
@@ -119,8 +124,32 @@ func cmdDoctor(ctx context.Context, g globals, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	if !all || in.MySQLErr != nil {
+	if !all || in.MySQLErr != nil || full {
 		return 1
 	}
 	return 0
+}
+
+// perLab is how many MySQL connections one lab holds at its busiest: the
+// screen's panels, a lesson's sessions and its worker processes (measured:
+// 5 in replay, 6 on the screen in the lessons with the most workers).
+const perLab = 8
+
+// connectionRoom says how many more labs the server's max_connections
+// leaves room for: at a workshop every learner's lab shares it, and
+// MySQL's default of 151 runs out at about 18.
+func connectionRoom(ctx context.Context, svc *services.Services) (int, string, error) {
+	var max, used int
+	if err := svc.MySQL.QueryRowContext(ctx, "SELECT @@max_connections").Scan(&max); err != nil {
+		return 0, "", err
+	}
+	if err := svc.MySQL.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.PROCESSLIST").Scan(&used); err != nil {
+		return 0, "", err
+	}
+	room := (max - used) / perLab
+	detail := fmt.Sprintf("%d of max_connections %d in use: room for about %d more labs at %d each", used, max, room, perLab)
+	if room < 1 {
+		detail += "; raise it (SET GLOBAL max_connections = 500) or lessons will fail with error 1040"
+	}
+	return room, detail, nil
 }
