@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"charm.land/lipgloss/v2"
 	"fmt"
 	"sort"
 	"strings"
@@ -205,6 +206,19 @@ func (p *lessonPane) stepTitle(s *lab.Step, total int) string {
 	return oneLine(t)
 }
 
+// titleLines is a step's title wrapped to the pane (a reset's list of
+// queues and exchanges is long) with its status after it, on the last line
+// when it fits there.
+func (p *lessonPane) titleLines(s *lab.Step, total int, status string, w int) []string {
+	lines := wrapStyled(p.c.st.Accent, p.stepTitle(s, total), w)
+	last := len(lines) - 1
+	if lipgloss.Width(lines[last])+2+lipgloss.Width(status) <= w {
+		lines[last] += "  " + status
+		return lines
+	}
+	return append(lines, "  "+status)
+}
+
 // preview shows the next step before it runs: what it will send.
 func (p *lessonPane) preview(s *lab.Step, total, w int) []string {
 	st := p.c.st
@@ -212,7 +226,7 @@ func (p *lessonPane) preview(s *lab.Step, total, w int) []string {
 	if p.sess != nil && p.sess.running {
 		state = p.c.t().StateRunning
 	}
-	out := []string{st.Accent.Render(p.stepTitle(s, total)) + "  " + st.Warn.Render(state)}
+	out := p.titleLines(s, total, st.Warn.Render(state), w)
 	if isMenu(s) {
 		if pr := s.Attrs["prompt"]; pr != "" {
 			out = append(out, wrapStyled(st.Bold, "  "+pr, w)...)
@@ -272,7 +286,7 @@ func (p *lessonPane) result(s *lab.Step, r lab.Result, total, w int) (lines []st
 	if r.Elapsed >= time.Millisecond && !r.Skipped {
 		status += st.Dim.Render(" " + r.Elapsed.Round(time.Millisecond).String())
 	}
-	lines = []string{st.Accent.Render(p.stepTitle(s, total)) + "  " + status}
+	lines = p.titleLines(s, total, status, w)
 	if r.Skipped {
 		return append(lines, wrapStyled(st.Dim, "  "+oneLine(r.Why), w)...), 0
 	}

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	tea "charm.land/bubbletea/v2"
 	"context"
 	"os"
 	"path/filepath"
@@ -33,5 +34,24 @@ func TestTheScreenOpensWithTheLessonsThatLoadedAndNamesTheBrokenFile(t *testing.
 	os.Remove(filepath.Join(dir, "01-fine.md"))
 	if _, err := newApp(context.Background(), Options{Env: &steps.Env{}, Lang: "en", LessonsDir: dir}); err == nil || !strings.Contains(err.Error(), "02-bad.md:9") {
 		t.Fatalf("err %v, want the broken file named", err)
+	}
+}
+
+// A step whose attributes are longer than the pane (a reset listing its
+// queues and exchanges) wraps instead of losing its end at the border.
+func TestALongStepTitleWrapsInsideTheLessonPane(t *testing.T) {
+	setEnv(t, ProgressEnv, filepath.Join(t.TempDir(), "progress.json"))
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "01-long.md"), []byte("# Long\n\n```lesson\nid: long\nnumber: 1\npart: outbox\n```\n\n"+
+		"```reset db=blog_outbox_lab,blog_idempotency_lab queues=orders.overwrite,orders.versioned,orders.audit exchanges=outbox.events,last.exchange.shown\n```\n"), 0o644)
+	a, err := newApp(context.Background(), Options{Env: &steps.Env{}, Lang: "en", LessonsDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.shutdown)
+	a.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	v := plainView(a.lesson.View())
+	if !strings.Contains(v, "orders.audit") { // attributes are sorted: queues= comes last
+		t.Fatalf("the end of the step title is cut off:\n%s", v)
 	}
 }
