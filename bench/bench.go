@@ -78,8 +78,12 @@ type Result struct {
 	P50ms          float64 `json:"p50_ms"`
 	P99ms          float64 `json:"p99_ms"`
 	DBLatencyMs    float64 `json:"db_latency_ms"` // one-way delay between relays and database (0: loopback)
-	LatencyEvents  int     `json:"-"`
-	LatencyRate    float64 `json:"-"`
+	// ClaimSelectMs is the mean time a claim's SELECT ... FOR UPDATE [SKIP
+	// LOCKED] took, lock waits included (median over the rounds): where the
+	// two lock modes differ even when the rates do not.
+	ClaimSelectMs float64 `json:"claim_select_ms"`
+	LatencyEvents int     `json:"-"`
+	LatencyRate   float64 `json:"-"`
 }
 
 // String is the human-readable report.
@@ -96,8 +100,9 @@ func (r Result) String() string {
   outbox relay   %8.0f events/s   (commit → claim → publish → confirm → SENT)
   baseline       %8.0f msgs/s     (same publishes, no database)
   ratio          %8.2f
-  commit → SENT  p50 %.1f ms, p99 %.1f ms  (%d events committed one per transaction at %.0f/s)`,
-		r.Events, r.Workers, r.Batch, lock, link, r.EventsPerSec, r.BaselinePerSec, r.Ratio, r.P50ms, r.P99ms, r.LatencyEvents, r.LatencyRate)
+  commit → SENT  p50 %.1f ms, p99 %.1f ms  (%d events committed one per transaction at %.0f/s)
+  claim SELECT   %.2f ms on average, lock waits included`,
+		r.Events, r.Workers, r.Batch, lock, link, r.EventsPerSec, r.BaselinePerSec, r.Ratio, r.P50ms, r.P99ms, r.LatencyEvents, r.LatencyRate, r.ClaimSelectMs)
 }
 
 // body is the event payload, the same bytes for relay and baseline.
@@ -154,10 +159,10 @@ func Run(ctx context.Context, cfg services.Config, o Options) (Result, error) {
 
 	// The machine is shared: alternate the relay and the baseline and keep
 	// the median of each, so a burst of someone else's load skews neither.
-	var rel, base []float64
+	var rel, base, sel []float64
 	for round := 1; round <= o.Rounds; round++ {
 		o.Progress(fmt.Sprintf("round %d/%d: %d events committed, then drained by %d relays", round, o.Rounds, o.Events, o.Workers))
-		eps, err := e.throughput(ctx, o)
+		eps, selMs, err := e.throughput(ctx, o)
 		if err != nil {
 			return res, err
 		}
@@ -167,9 +172,9 @@ func Run(ctx context.Context, cfg services.Config, o Options) (Result, error) {
 			return res, err
 		}
 		o.Progress(fmt.Sprintf("round %d/%d: relay %.0f events/s, baseline %.0f msgs/s", round, o.Rounds, eps, bps))
-		rel, base = append(rel, eps), append(base, bps)
+		rel, base, sel = append(rel, eps), append(base, bps), append(sel, selMs)
 	}
-	res.EventsPerSec, res.BaselinePerSec = median(rel), median(base)
+	res.EventsPerSec, res.BaselinePerSec, res.ClaimSelectMs = median(rel), median(base), median(sel)
 	if res.BaselinePerSec > 0 {
 		res.Ratio = res.EventsPerSec / res.BaselinePerSec
 	}
@@ -390,25 +395,37 @@ func waitSent(ctx context.Context, rs []*relay.Relay, want int64) error {
 	return nil
 }
 
-func (e *env) throughput(ctx context.Context, o Options) (float64, error) {
+// throughput drains N events and returns events/s and the mean claim
+// SELECT time in ms.
+func (e *env) throughput(ctx context.Context, o Options) (float64, float64, error) {
 	if err := e.purge(); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	e.round++
 	if err := e.insert(ctx, fmt.Sprintf("tp%d", e.round), 0, o.Events, 500); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	start := time.Now()
 	rs, stop, err := e.relays(ctx, o)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	werr := waitSent(ctx, rs, int64(o.Events))
 	d := time.Since(start)
 	if err := errors.Join(werr, stop()); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return float64(o.Events) / d.Seconds(), nil
+	var n int64
+	var took time.Duration
+	for _, r := range rs {
+		c := r.Counts()
+		n, took = n+c.ClaimSelects, took+c.ClaimSelectTime
+	}
+	var selMs float64
+	if n > 0 {
+		selMs = float64(took) / float64(n) / float64(time.Millisecond)
+	}
+	return float64(o.Events) / d.Seconds(), selMs, nil
 }
 
 func (e *env) latency(ctx context.Context, o Options, n int, rate float64) (p50, p99 float64, err error) {
