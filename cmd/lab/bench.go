@@ -22,8 +22,11 @@ Pushes N outbox events through W relays (the lab's relay, as goroutines) into a
 real queue and reports events/s and commit→SENT latency, then publishes N
 messages of the same shape from W publishers with up to B confirms outstanding
 and no database: the ratio of the two rates is the cost of the outbox itself.
+The claim SELECT's mean time, lock waits included, shows what plain FOR
+UPDATE (--no-skip-locked) makes a relay wait for.
 --db-latency D puts the relays (only them) behind an in-process proxy that
-delays every packet by D each way, as a database in another rack would.
+delays every packet by D each way, as a database in another rack would;
+--claim-hold D keeps every claim transaction open D longer (a slow commit).
 It creates blog_outbox_lab_NSbench and the queue bench.relay_NSbench, and drops
 both at the end.
 `
