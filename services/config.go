@@ -67,9 +67,13 @@ func (c Config) Env() []string {
 
 var nsRe = regexp.MustCompile(`^[a-z0-9]{1,16}$`)
 
+// ValidNamespace reports whether ns can be a namespace: 1–16 lowercase
+// letters or digits.
+func ValidNamespace(ns string) bool { return nsRe.MatchString(ns) }
+
 // Validate checks everything that can be checked without a network.
 func (c Config) Validate() error {
-	if c.Namespace != "" && !nsRe.MatchString(c.Namespace) {
+	if c.Namespace != "" && !ValidNamespace(c.Namespace) {
 		return &lab.Error{What: fmt.Sprintf("namespace %q is not allowed", c.Namespace), Where: "--namespace / LAB_NAMESPACE",
 			Fix: "use 1–16 lowercase letters or digits, e.g. --namespace alice"}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"time"
 
 	lab "github.com/rmlab/lab"
@@ -15,89 +16,149 @@ import (
 )
 
 // cmdClean removes what the lab created in one namespace, for an instructor
-// after a workshop (`lab clean --namespace alice`) or a learner starting
-// over: the two article databases, the queues and exchanges the lessons
-// reset, and the namespace's Redis keys. Like a lesson's reset, it deletes
-// only what carries the lab's mark and leaves anything else, saying so.
-func cmdClean(ctx context.Context, g globals, stdout, stderr io.Writer) int {
+// after a workshop (`lab clean --namespace alice`, or every learner's with
+// --all-namespaces) or a learner starting over: the two article databases,
+// the queues and exchanges the lessons reset, and the namespace's Redis keys.
+// Like a lesson's reset, it deletes only what carries the lab's mark and
+// leaves anything else, saying so.
+func cmdClean(ctx context.Context, g globals, allNamespaces bool, stdout, stderr io.Writer) int {
 	g.cfg.NoDocker = true // a container the lab starts is empty: nothing to clean there
 	svc, code := connect(ctx, g, stderr, false)
 	if svc == nil {
 		return code
 	}
 	defer svc.Close()
-	ns := "the default namespace"
-	if svc.Names.NS != "" {
-		ns = "namespace " + svc.Names.NS
-	}
-	fmt.Fprintf(stdout, "cleaning %s\n", ns)
-	failed := false
-	report := func(what string, err error) {
-		if err != nil {
-			failed = true
-			fmt.Fprintf(stdout, "  left   %v\n", err)
-			return
-		}
-		if what != "" {
-			fmt.Fprintf(stdout, "  done   %s\n", what)
-		}
-	}
-	c, cancel := context.WithTimeout(ctx, time.Minute)
+	c, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
+	queues, exchanges, lerr := brokerNames(g)
+	cl := cleaner{svc: svc, queues: queues, exchanges: exchanges, out: stdout}
+	if lerr != nil {
+		cl.report("", lerr)
+	}
+	spaces := []services.Names{svc.Names}
+	if allNamespaces {
+		if svc.Info.MySQLErr != nil {
+			fmt.Fprintf(stderr, "lab clean --all-namespaces: the namespaces are found from their databases: %v\n", svc.Info.MySQLErr)
+			return 1
+		}
+		var err error
+		if spaces, err = labNamespaces(c, svc); err != nil {
+			fmt.Fprintf(stderr, "lab clean --all-namespaces: %v\n", err)
+			return 1
+		}
+		if len(spaces) == 0 {
+			fmt.Fprintln(stdout, "no namespace has a lab database: nothing to clean")
+		}
+	}
+	bc := broker.NewClient(svc.Config.AMQP)
+	defer bc.Close()
+	cl.broker = bc
+	for _, n := range spaces {
+		cl.namespace(c, n)
+	}
+	if cl.failed {
+		fmt.Fprintln(stderr, "lab clean: some things were left; each line above says why")
+		return 1
+	}
+	return 0
+}
+
+// cleaner removes one namespace at a time and remembers whether anything
+// was left.
+type cleaner struct {
+	svc               *services.Services
+	broker            *broker.Client
+	queues, exchanges []string
+	out               io.Writer
+	failed            bool
+}
+
+func (cl *cleaner) report(what string, err error) {
+	if err != nil {
+		cl.failed = true
+		fmt.Fprintf(cl.out, "  left   %v\n", err)
+		return
+	}
+	if what != "" {
+		fmt.Fprintf(cl.out, "  done   %s\n", what)
+	}
+}
+
+func (cl *cleaner) namespace(ctx context.Context, names services.Names) {
+	svc := cl.svc
+	ns := "the default namespace"
+	if names.NS != "" {
+		ns = "namespace " + names.NS
+	}
+	fmt.Fprintf(cl.out, "cleaning %s\n", ns)
 
 	if svc.Info.MySQLErr != nil {
-		report("", fmt.Errorf("databases: %v", svc.Info.MySQLErr))
+		cl.report("", fmt.Errorf("databases: %v", svc.Info.MySQLErr))
 	} else {
 		for _, db := range []string{services.IdempotencyDB, services.OutboxDB} {
-			name := svc.Names.Name(db)
-			gone, err := databaseExists(c, svc, name)
-			if err == nil && gone {
-				err = services.DropOwned(c, svc.MySQL, name)
-				report("DROP DATABASE "+name, err)
+			name := names.Name(db)
+			there, err := databaseExists(ctx, svc, name)
+			if err == nil && there {
+				cl.report("DROP DATABASE "+name, services.DropOwned(ctx, svc.MySQL, name))
 			} else {
-				report("", err)
+				cl.report("", err)
 			}
 		}
 	}
 
 	if svc.Info.AMQPErr != nil {
-		report("", fmt.Errorf("queues and exchanges: %v", svc.Info.AMQPErr))
+		cl.report("", fmt.Errorf("queues and exchanges: %v", svc.Info.AMQPErr))
 	} else {
-		queues, exchanges, err := brokerNames(g)
-		if err != nil {
-			report("", err)
-		}
-		bc := broker.NewClient(svc.Config.AMQP)
-		defer bc.Close()
-		// Queues first: deleting an exchange leaves its queues' bindings to go
-		// with it, deleting a queue first keeps nothing half-bound.
+		// Queues first, then the exchanges they were bound to.
 		for _, set := range []struct {
 			kind  string
 			names []string
-		}{{"queue", queues}, {"exchange", exchanges}} {
+		}{{"queue", cl.queues}, {"exchange", cl.exchanges}} {
 			for _, n := range set.names {
-				note, err := bc.Remove(c, set.kind, svc.Names.Name(n))
-				report(note, err)
+				cl.report(cl.broker.Remove(ctx, set.kind, names.Name(n)))
 			}
 		}
 	}
 
 	if svc.Info.RedisErr != nil {
-		report("", fmt.Errorf("Redis keys: %v", svc.Info.RedisErr))
+		cl.report("", fmt.Errorf("Redis keys: %v", svc.Info.RedisErr))
 	} else {
-		pat := svc.Names.RedisKey("lab:*")
-		n, err := svc.DeleteRedisKeys(c, pat)
+		pat := names.RedisKey("lab:*")
+		n, err := svc.DeleteRedisKeys(ctx, pat)
 		if err == nil {
-			report(fmt.Sprintf("deleted %d Redis key(s) matching %s", n, pat), nil)
+			cl.report(fmt.Sprintf("deleted %d Redis key(s) matching %s", n, pat), nil)
 		} else {
-			report("", fmt.Errorf("Redis keys %s: %v", pat, err))
+			cl.report("", fmt.Errorf("Redis keys %s: %v", pat, err))
 		}
 	}
-	if failed {
-		fmt.Fprintln(stderr, "lab clean: some things were left; each line above says why")
-		return 1
+}
+
+// labNamespaces finds every named namespace that has one of the article's
+// databases carrying the lab's mark (the default namespace is not one of
+// them: clean it with a plain `lab clean`).
+func labNamespaces(ctx context.Context, svc *services.Services) ([]services.Names, error) {
+	rows, err := svc.MySQL.QueryContext(ctx, "SELECT TABLE_SCHEMA FROM information_schema.TABLES WHERE TABLE_NAME = ?", services.MarkTable)
+	if err != nil {
+		return nil, fmt.Errorf("list the lab's databases: %w", err)
 	}
-	return 0
+	defer rows.Close()
+	seen := map[string]bool{}
+	var out []services.Names
+	for rows.Next() {
+		var schema string
+		if err := rows.Scan(&schema); err != nil {
+			return nil, err
+		}
+		for _, db := range []string{services.IdempotencyDB, services.OutboxDB} {
+			ns, ok := strings.CutPrefix(schema, db+"_")
+			if ok && !seen[ns] && services.ValidNamespace(ns) {
+				seen[ns] = true
+				out = append(out, services.Names{NS: ns})
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].NS < out[j].NS })
+	return out, rows.Err()
 }
 
 func databaseExists(ctx context.Context, svc *services.Services, name string) (bool, error) {

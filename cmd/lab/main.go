@@ -35,7 +35,8 @@ usage:
   lab replay [ID ...|--all|FILE.md] [--json] [--junit FILE] [--transcript FILE] [--lang en|zh]
                                    run lessons with no terminal; exit 1 if any expectation fails
   lab doctor [flags]               server versions, capabilities, which lessons can run
-  lab clean [--namespace NS]       drop what the lab created in a namespace (only what carries its mark)
+  lab clean [--namespace NS | --all-namespaces]
+                                   drop what the lab created in a namespace (only what carries its mark)
   lab bench relay --events N --workers W [--batch B] [--no-skip-locked] [--json]
                                    outbox relay throughput and latency against a no-database baseline
   lab worker KIND [...]            a worker process (lessons start these)
@@ -93,6 +94,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	junit := fs.String("junit", "", "replay: write JUnit XML to FILE")
 	transcript := fs.String("transcript", "", "replay: write a Markdown transcript to FILE")
 	all := fs.Bool("all", false, "replay: every lesson")
+	allNamespaces := fs.Bool("all-namespaces", false, "clean: every namespace that has a lab database")
 	if err := fs.Parse(interleave(args)); err != nil {
 		return 2
 	}
@@ -108,7 +110,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "doctor":
 		return cmdDoctor(ctx, g, stdout, stderr)
 	case "clean":
-		return cmdClean(ctx, g, stdout, stderr)
+		return cmdClean(ctx, g, *allNamespaces, stdout, stderr)
 	case "replay":
 		return cmdReplay(ctx, g, fs.Args(), *all, *jsonOut, *junit, *transcript, stdout, stderr)
 	case "", "open":
@@ -129,7 +131,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 // interleave lets flags follow positional arguments (lab replay ID --json).
 func interleave(args []string) []string {
 	var flags, pos []string
-	boolFlags := map[string]bool{"json": true, "all": true, "no-docker": true}
+	boolFlags := map[string]bool{"json": true, "all": true, "no-docker": true, "all-namespaces": true}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"database/sql"
 	"encoding/json"
 	"encoding/xml"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	_ "github.com/go-sql-driver/mysql"
+
+	"github.com/rmlab/lab/services"
 )
 
 var bin string
@@ -292,5 +295,49 @@ func TestCleanRemovesOnlyWhatTheLabCreatedInTheNamespace(t *testing.T) {
 	out, _, _ = runLab(t, "clean", "--lessons", dir, "--namespace", "cliclean")
 	if strings.Contains(out, "queue.delete") || strings.Contains(out, "DROP DATABASE blog_outbox") {
 		t.Errorf("second clean did something:\n%s", out)
+	}
+}
+
+// --all-namespaces finds the namespaces from the databases that carry the
+// lab's mark; a same-named database without it names no namespace. (The
+// test does not run --all-namespaces itself: on a shared server that would
+// clean everyone's.)
+func TestAllNamespacesAreFoundFromTheLabsMarkedDatabases(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "01-make.md"), []byte("# Make\n\n```lesson\nid: make-db\nnumber: 1\npart: outbox\n```\n\n```reset db=blog_outbox_lab\n```\n"), 0o644)
+	for _, ns := range []string{"clians1", "clians2"} {
+		if _, errOut, code := runLab(t, "replay", "--all", "--lessons", dir, "--namespace", ns); code != 0 {
+			t.Fatalf("%s: exit %d\n%s", ns, code, errOut)
+		}
+	}
+	db, err := sql.Open("mysql", "root@tcp(127.0.0.1:3306)/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.Exec("CREATE DATABASE IF NOT EXISTS blog_outbox_lab_cliforeign")
+	defer db.Exec("DROP DATABASE IF EXISTS blog_outbox_lab_cliforeign")
+
+	ctx := context.Background()
+	svc, err := services.Connect(ctx, services.Config{NoDocker: true}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	found, err := labNamespaces(ctx, svc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, n := range found {
+		got[n.NS] = true
+	}
+	if !got["clians1"] || !got["clians2"] || got["cliforeign"] {
+		t.Fatalf("namespaces found: %v", got)
+	}
+	for _, ns := range []string{"clians1", "clians2"} {
+		if _, _, code := runLab(t, "clean", "--lessons", dir, "--namespace", ns); code != 0 {
+			t.Errorf("clean %s: exit %d", ns, code)
+		}
 	}
 }
