@@ -288,7 +288,7 @@ func (e *env) close() {
 	}
 	if e.server != nil {
 		if e.dbName != "" {
-			_ = services.DropOwned(context.Background(), e.server, e.dbName)
+			_, _ = services.DropOwned(context.Background(), e.server, e.dbName)
 		}
 		e.server.Close()
 	}

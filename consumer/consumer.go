@@ -92,6 +92,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -184,14 +185,7 @@ const (
 // Strategies lists every strategy, for flag help and errors.
 var Strategies = []Strategy{OneTx, BlindKey, MessageID, MarkFirst, PointsFirst, RedisFirst, DBThenRedis, RedisFilter, None, NewerVersion}
 
-func (s Strategy) valid() bool {
-	for _, x := range Strategies {
-		if s == x {
-			return true
-		}
-	}
-	return false
-}
+func (s Strategy) valid() bool { return slices.Contains(Strategies, s) }
 
 func (s Strategy) usesRedis() bool { return s == RedisFirst || s == DBThenRedis || s == RedisFilter }
 
@@ -207,14 +201,7 @@ const (
 // Effects lists every effect, for flag help and errors.
 var Effects = []Effect{EffectPoints, EffectSMSTask, EffectOrderView}
 
-func (e Effect) valid() bool {
-	for _, x := range Effects {
-		if e == x {
-			return true
-		}
-	}
-	return false
-}
+func (e Effect) valid() bool { return slices.Contains(Effects, e) }
 
 // fits says why a strategy cannot work with an effect, or nil. An order
 // event has no business key or user to key a mark by, and newer-version

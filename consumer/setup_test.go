@@ -59,7 +59,7 @@ func resetDB(t *testing.T, extra ...string) *sql.DB {
 	defer root.Close()
 	names := services.Names{NS: ns}
 	name := names.Name(services.IdempotencyDB)
-	if err := services.DropOwned(ctx, root, name); err != nil {
+	if _, err := services.DropOwned(ctx, root, name); err != nil {
 		t.Fatal(err)
 	}
 	conn, err := root.Conn(ctx)

@@ -133,7 +133,7 @@ func replaying() bool { return os.Getenv("LAB_REPLAY") == "1" }
 // namespaced name.
 func CreateDatabase(ctx context.Context, server *sql.DB, names services.Names) (string, error) {
 	name := names.Name(services.OutboxDB)
-	if err := services.DropOwned(ctx, server, name); err != nil {
+	if _, err := services.DropOwned(ctx, server, name); err != nil {
 		return "", err
 	}
 	text, err := labsql.File(labsql.Schema(services.OutboxDB))

@@ -44,7 +44,7 @@ func setup(t testing.TB) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = services.DropOwned(context.Background(), server, name) })
+	t.Cleanup(func() { _, _ = services.DropOwned(context.Background(), server, name) })
 	if f.db, err = services.Open(context.Background(), svc.MySQL, name); err != nil {
 		t.Fatal(err)
 	}

@@ -17,23 +17,23 @@ import (
 const MarkTable = "lab_created_by_reliable_messaging_lab"
 
 // DropOwned drops database name (already namespaced) if it exists and carries
-// the lab's mark. A database of that name without the mark is refused with a
-// clear error and nothing is dropped.
-func DropOwned(ctx context.Context, db *sql.DB, name string) error {
+// the lab's mark, and says whether it dropped one. A database of that name
+// without the mark is refused with a clear error and nothing is dropped.
+func DropOwned(ctx context.Context, db *sql.DB, name string) (dropped bool, err error) {
 	var n int
 	if err := db.QueryRowContext(ctx,
 		"SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", name).Scan(&n); err != nil {
-		return fmt.Errorf("look up database %s: %w", name, err)
+		return false, fmt.Errorf("look up database %s: %w", name, err)
 	}
 	if n == 0 {
-		return nil
+		return false, nil
 	}
 	if err := db.QueryRowContext(ctx,
 		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?", name, MarkTable).Scan(&n); err != nil {
-		return fmt.Errorf("look for the lab's mark in %s: %w", name, err)
+		return false, fmt.Errorf("look for the lab's mark in %s: %w", name, err)
 	}
 	if n == 0 {
-		return &lab.Error{
+		return false, &lab.Error{
 			What:  fmt.Sprintf("database %s exists but was not created by the lab; nothing was dropped", name),
 			Where: "MySQL",
 			Fix:   "use another namespace (--namespace NAME gives " + name + "_NAME), or drop or rename that database yourself if it is disposable",
@@ -44,21 +44,21 @@ func DropOwned(ctx context.Context, db *sql.DB, name string) error {
 	// for a year by default: bound it and say who to blame.
 	c, err := db.Conn(ctx)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer c.Close()
 	if _, err := c.ExecContext(ctx, "SET SESSION lock_wait_timeout = 10"); err != nil {
-		return err
+		return false, err
 	}
 	if _, err := c.ExecContext(ctx, "DROP DATABASE `"+name+"`"); err != nil {
 		var me *gomysql.MySQLError
 		if errors.As(err, &me) && me.Number == 1205 {
-			return &lab.Error{What: fmt.Sprintf("database %s is in use by another session; it was not dropped", name), Where: "MySQL",
+			return false, &lab.Error{What: fmt.Sprintf("database %s is in use by another session; it was not dropped", name), Where: "MySQL",
 				Fix: "finish or quit the other lab using this namespace, or pick another with --namespace", Err: err}
 		}
-		return fmt.Errorf("drop database %s: %w", name, err)
+		return false, fmt.Errorf("drop database %s: %w", name, err)
 	}
-	return nil
+	return true, nil
 }
 
 // Mark records that the lab created database name.

@@ -68,7 +68,7 @@ func (resetKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	svc := r.Env.Svc
 	for _, db := range SplitList(s.Attrs["db"]) {
 		name := svc.Names.Name(db)
-		if err := services.DropOwned(ctx, svc.MySQL, name); err != nil {
+		if _, err := services.DropOwned(ctx, svc.MySQL, name); err != nil {
 			return fail("%v", err)
 		}
 		text, _ := labsql.File(labsql.Schema(db))

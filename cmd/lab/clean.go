@@ -97,12 +97,12 @@ func (cl *cleaner) namespace(ctx context.Context, names services.Names) {
 	} else {
 		for _, db := range []string{services.IdempotencyDB, services.OutboxDB} {
 			name := names.Name(db)
-			there, err := databaseExists(ctx, svc, name)
-			if err == nil && there {
-				cl.report("DROP DATABASE "+name, services.DropOwned(ctx, svc.MySQL, name))
-			} else {
-				cl.report("", err)
+			what := ""
+			dropped, err := services.DropOwned(ctx, svc.MySQL, name)
+			if dropped {
+				what = "DROP DATABASE " + name
 			}
+			cl.report(what, err)
 		}
 	}
 
@@ -159,15 +159,6 @@ func labNamespaces(ctx context.Context, svc *services.Services) ([]services.Name
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].NS < out[j].NS })
 	return out, rows.Err()
-}
-
-func databaseExists(ctx context.Context, svc *services.Services, name string) (bool, error) {
-	var n int
-	err := svc.MySQL.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", name).Scan(&n)
-	if err != nil {
-		return false, fmt.Errorf("look up database %s: %w", name, err)
-	}
-	return n > 0, nil
 }
 
 // brokerNames are the queues and exchanges (article names) the lessons'
