@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/rmlab/lab/secret"
 )
 
 // Part groups lessons the way the article does.
@@ -169,7 +171,9 @@ func (e *Error) Error() string {
 	if e.Fix != "" {
 		b.WriteString("\n  fix: " + e.Fix)
 	}
-	return b.String()
+	// A driver's error can quote the address it was given; the passwords
+	// the lab was given never reach a person through one.
+	return secret.Scrub(b.String())
 }
 
 func (e *Error) Unwrap() error { return e.Err }

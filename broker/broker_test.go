@@ -20,7 +20,9 @@ import (
 // Tests talk to the real RabbitMQ (and a fake management API). Others use
 // the same broker at the same time, so every name is random.
 
-const brokerURL = "amqp://guest:guest@127.0.0.1:5672/"
+// brokerURL is the broker the tests run against: LAB_AMQP_URL (CI points it
+// at RabbitMQ 4.x too), else the local default.
+var brokerURL = services.Config{}.FromEnv().AMQP
 
 func uniqueName(_ *testing.T) string {
 	return "brokertest-" + strings.ToLower(rand.Text()[:12])
@@ -234,12 +236,71 @@ func TestReaderTakesUnackedFromTheManagementAPIWhenItAnswers(t *testing.T) {
 }
 
 func TestManagementForUsesTheAMQPHostUserAndVhost(t *testing.T) {
-	m, err := broker.ManagementFor("amqp://alice:secret@rabbit.example:5673/shop")
+	m, err := broker.ManagementFor("amqp://alice:secret@rabbit.example:5673/shop", "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if m.Base != "http://rabbit.example:15672" || m.User != "alice" || m.Pass != "secret" || m.VHost != "shop" {
 		t.Fatalf("got %+v", m)
+	}
+}
+
+func TestManagementURLOverridesTheDerivedAddressAndMayNameItsOwnUser(t *testing.T) {
+	m, _ := broker.ManagementFor("amqp://alice:secret@rabbit.example:5673/shop", "https://mgmt.example:8443/rabbit/")
+	if m.Base != "https://mgmt.example:8443/rabbit" || m.User != "alice" || m.VHost != "shop" {
+		t.Fatalf("got %+v", m)
+	}
+	m, _ = broker.ManagementFor("amqp://alice:secret@rabbit.example:5673/shop", "http://monitor:pw2@mgmt.example:15672")
+	if m.Base != "http://mgmt.example:15672" || m.User != "monitor" || m.Pass != "pw2" {
+		t.Fatalf("got %+v", m)
+	}
+}
+
+// TestRealManagementPluginReportsUnackedDeliveries meets the real
+// rabbitmq_management plugin (CI turns it on on its RabbitMQ 4.x node):
+// a queue with one ready and two unacked messages, read through the API the
+// lab finds from its config, as the queue panel and the ledgers read it.
+func TestRealManagementPluginReportsUnackedDeliveries(t *testing.T) {
+	cfg := services.Config{NoDocker: true}.FromEnv()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	svc, err := services.Connect(ctx, cfg, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	if !svc.Info.Management {
+		if os.Getenv("LAB_REQUIRE_MANAGEMENT") == "1" {
+			t.Fatalf("the management API must answer here: %s", svc.Info.ManagementNote)
+		}
+		t.Skipf("no management plugin on this broker (%s); CI's RabbitMQ 4.x node has one (LAB_REQUIRE_MANAGEMENT=1)", svc.Info.ManagementNote)
+	}
+	name := uniqueName(t)
+	declare(t, broker.Queue{Name: name, Durable: true})
+	ch := channel(t)
+	publish(t, ch, name, 3)
+	if err := ch.Qos(2, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ch.Consume(name, "", false, false, false, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	m, err := broker.ManagementFor(cfg.AMQP, cfg.Management)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The plugin's figures follow its statistics interval (5 s by default).
+	var f broker.QueueFigures
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+		if f, err = m.Queue(context.Background(), name); err == nil && f.Unacked == 2 && f.Ready == 1 {
+			break
+		}
+	}
+	if err != nil || !f.Exists || f.Unacked != 2 || f.Ready != 1 || f.Consumers != 1 || f.Type != "classic" {
+		t.Fatalf("the management API reports %+v (err %v), want 1 ready, 2 unacked, 1 consumer, classic", f, err)
+	}
+	if f, err := m.Queue(context.Background(), name+"-none"); err != nil || f.Exists {
+		t.Fatalf("a missing queue: %+v, %v", f, err)
 	}
 }
 

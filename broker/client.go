@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/rmlab/lab/secret"
 	"github.com/rmlab/lab/services"
 )
 
@@ -35,7 +36,7 @@ func (c *Client) Conn(ctx context.Context) (*amqp.Connection, error) {
 	}
 	conn, err := services.DialAMQP(ctx, c.url)
 	if err != nil {
-		return nil, fmt.Errorf("connect to RabbitMQ at %s: %w", services.RedactURL(c.url), err)
+		return nil, fmt.Errorf("connect to RabbitMQ at %s: %w", secret.URL(c.url), err)
 	}
 	c.conn = conn
 	return conn, nil

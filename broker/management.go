@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/rmlab/lab/secret"
+	"github.com/rmlab/lab/services"
 )
 
 // Management reads queue figures from RabbitMQ's management HTTP API
@@ -23,19 +25,16 @@ type Management struct {
 	HTTP  *http.Client
 }
 
-// ManagementFor derives the API's address and credentials from an AMQP URL:
-// same host, port 15672, same user and vhost.
-func ManagementFor(amqpURL string) (*Management, error) {
+// ManagementFor is the API the lab's config names (services.ManagementBase):
+// --management / LAB_MANAGEMENT_URL, else the AMQP URL's host on port 15672;
+// the AMQP URL's user and vhost.
+func ManagementFor(amqpURL, mgmtURL string) (*Management, error) {
 	u, err := url.Parse(amqpURL)
 	if err != nil {
-		return nil, fmt.Errorf("AMQP URL: %w", err)
+		return nil, fmt.Errorf("the AMQP URL cannot be read")
 	}
-	m := &Management{Base: "http://" + net.JoinHostPort(u.Hostname(), "15672"), User: "guest", Pass: "guest", VHost: "/",
-		HTTP: &http.Client{Timeout: 3 * time.Second}}
-	if u.User != nil {
-		m.User = u.User.Username()
-		m.Pass, _ = u.User.Password()
-	}
+	base, user, pass := services.ManagementBase(amqpURL, mgmtURL)
+	m := &Management{Base: base, User: user, Pass: pass, VHost: "/", HTTP: &http.Client{Timeout: 3 * time.Second}}
 	if v := strings.TrimPrefix(u.Path, "/"); v != "" {
 		m.VHost = v
 	}
@@ -72,7 +71,7 @@ func (m *Management) Queue(ctx context.Context, name string) (QueueFigures, erro
 	req.SetBasicAuth(m.User, m.Pass)
 	resp, err := m.HTTP.Do(req)
 	if err != nil {
-		return QueueFigures{}, fmt.Errorf("management API at %s: %w", m.Base, err)
+		return QueueFigures{}, fmt.Errorf("management API at %s: %w", secret.URL(m.Base), err)
 	}
 	defer resp.Body.Close()
 	switch resp.StatusCode {
@@ -80,13 +79,13 @@ func (m *Management) Queue(ctx context.Context, name string) (QueueFigures, erro
 	case http.StatusNotFound:
 		return QueueFigures{}, nil
 	case http.StatusUnauthorized, http.StatusForbidden:
-		return QueueFigures{}, fmt.Errorf("management API at %s refused user %s (HTTP %d): give the user the monitoring tag", m.Base, m.User, resp.StatusCode)
+		return QueueFigures{}, fmt.Errorf("management API at %s refused user %s (HTTP %d): give the user the monitoring tag", secret.URL(m.Base), m.User, resp.StatusCode)
 	default:
-		return QueueFigures{}, fmt.Errorf("management API at %s answered HTTP %d for queue %s", m.Base, resp.StatusCode, name)
+		return QueueFigures{}, fmt.Errorf("management API at %s answered HTTP %d for queue %s", secret.URL(m.Base), resp.StatusCode, name)
 	}
 	var q mgmtQueue
 	if err := json.NewDecoder(resp.Body).Decode(&q); err != nil {
-		return QueueFigures{}, fmt.Errorf("management API at %s: queue %s: %w", m.Base, name, err)
+		return QueueFigures{}, fmt.Errorf("management API at %s: queue %s: %w", secret.URL(m.Base), name, err)
 	}
 	return QueueFigures{Exists: true, Type: q.Type, Ready: q.Ready, Unacked: q.Unacked, Consumers: q.Consumers}, nil
 }

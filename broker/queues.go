@@ -69,9 +69,16 @@ type Reader struct {
 func NewReader(svc *services.Services) *Reader {
 	r := &Reader{Client: NewClient(svc.Config.AMQP), Names: svc.Names}
 	if svc.Info.Management {
-		r.Mgmt, _ = ManagementFor(svc.Config.AMQP)
+		r.Mgmt, _ = ManagementFor(svc.Config.AMQP, svc.Config.Management)
 	}
 	return r
+}
+
+// For reads the queues of another namespace over the same connection.
+func (r *Reader) For(names services.Names) *Reader {
+	c := *r
+	c.Names = names
+	return &c
 }
 
 // QueueReader is what steps.Env.Queues wants: the state of each queue,

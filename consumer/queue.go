@@ -11,6 +11,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/rmlab/lab/secret"
 	"github.com/rmlab/lab/services"
 )
 
@@ -31,7 +32,7 @@ func (c *Consumer) Consume(ctx context.Context, cfg services.Config, queue strin
 		var ae *amqp.Error
 		if errors.As(err, &ae) && ae.Code == amqp.NotFound {
 			return fmt.Errorf("queue %s does not exist at %s: the lesson declares its queues (run its earlier steps); the consumer never creates one",
-				queue, services.RedactURL(cfg.AMQP))
+				queue, secret.URL(cfg.AMQP))
 		}
 		return fmt.Errorf("check queue %s: %w", queue, err)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/secret"
 	"github.com/rmlab/lab/services"
 	labsql "github.com/rmlab/lab/sql"
 	"github.com/rmlab/lab/worker"
@@ -94,7 +95,7 @@ func Main(ctx context.Context, p *worker.Points, args []string) error {
 	}
 	defer r.Close()
 	if *amqpURL != "" {
-		p.Logf("%s: connected to the broker through %s", cfg.Name, services.RedactURL(target))
+		p.Logf("%s: connected to the broker through %s", cfg.Name, secret.URL(target))
 	}
 	if err := r.Run(ctx); err != nil {
 		return err
@@ -117,7 +118,7 @@ func BrokerURL(base, override string) (string, error) {
 	}
 	u, err := url.Parse(base)
 	if err != nil || u.Host == "" {
-		return "", &lab.Error{What: "cannot combine --amqp " + override + " with the broker URL", Where: services.RedactURL(base),
+		return "", &lab.Error{What: "cannot combine --amqp " + override + " with the broker URL", Where: secret.URL(base),
 			Fix: "pass a full URL: --amqp amqp://user:password@host:port/"}
 	}
 	u.Host = override

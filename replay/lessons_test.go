@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -58,9 +59,33 @@ func env(t *testing.T) *steps.Env {
 	return &steps.Env{Svc: svc, Binary: labBinary, Replay: true, Queues: queuesFor(svc)}
 }
 
+// testParallel is how many lessons the replay tests run side by side
+// (LAB_TEST_PARALLEL; 1 runs them one after another, as before).
+func testParallel(t *testing.T) int {
+	if v := os.Getenv("LAB_TEST_PARALLEL"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("LAB_TEST_PARALLEL=%q: want a number ≥ 1", v)
+		}
+		return n
+	}
+	return 4
+}
+
+// lanes gives lesson i a namespace of its own under the test's, as
+// `lab replay --parallel` does.
+func lanes(e *steps.Env) func(int) *steps.Env {
+	return func(i int) *steps.Env {
+		ls := e.Svc.Lane(i)
+		return &steps.Env{Svc: ls, Binary: e.Binary, Replay: true, Queues: queuesFor(ls)}
+	}
+}
+
 // TestReplayEveryLessonPasses replays every built-in English lesson, each
 // from its reset and along every path of its choices, against the real
-// services; the Chinese lessons carry the same steps (see labs tests).
+// services, several side by side in namespaces of their own (the lessons
+// that restart the broker alone, after the others); the Chinese lessons
+// carry the same steps (see labs tests).
 func TestReplayEveryLessonPasses(t *testing.T) {
 	e := env(t)
 	lessons, err := labs.Builtin("en")
@@ -68,9 +93,17 @@ func TestReplayEveryLessonPasses(t *testing.T) {
 		t.Fatal(err)
 	}
 	caps := e.Svc.Info.Caps()
-	for _, l := range lessons {
+	rep := replay.Run(context.Background(), e, lessons, replay.Options{Caps: caps, StepTimeout: 2 * time.Minute,
+		Parallel: testParallel(t), Lane: lanes(e)})
+	if len(rep.Lessons) != len(lessons) {
+		t.Fatalf("%d lessons reported, %d replayed", len(rep.Lessons), len(lessons))
+	}
+	for i, l := range lessons {
+		lr := rep.Lessons[i]
 		t.Run(fmt.Sprintf("%02d-%s", l.Number, l.ID), func(t *testing.T) {
-			lr := replay.Lesson(context.Background(), e, l, replay.Options{Caps: caps, StepTimeout: 2 * time.Minute})
+			if lr.ID != l.ID {
+				t.Fatalf("report %d is %s, want %s: reports must stay in lesson order", i, lr.ID, l.ID)
+			}
 			if !lr.Passed {
 				t.Fatalf("%s", lr.Why)
 			}

@@ -6,7 +6,9 @@ package replay
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	lab "github.com/rmlab/lab"
@@ -37,45 +39,144 @@ type LessonReport struct {
 
 // Options steer a replay.
 type Options struct {
-	// Progress, when set, gets one line per lesson (stderr in the CLI).
+	// Progress, when set, gets one line per lesson (stderr in the CLI), in
+	// lesson order whether lessons run one after another or side by side.
 	Progress func(line string)
 	// StepTimeout bounds every step (a stuck worker never hangs CI).
 	StepTimeout time.Duration
 	// Caps are the capabilities the servers offer; a lesson needing a missing
 	// one fails with the reason instead of running.
 	Caps map[lab.Capability]bool
+	// Parallel runs up to this many lessons side by side, lesson i in the
+	// Env Lane(i) returns: a namespace of its own, which no other lesson,
+	// learner or replay uses, and the same one each time (a transcript
+	// names the same databases run after run). Replay mostly waits (on
+	// leases, sleeps, confirms, workers), so lessons share two cores well.
+	// 0 or 1: one after another, all in env.
+	Parallel int
+	Lane     func(i int) *steps.Env
 }
 
-// Run replays lessons in order.
+// Alone reports whether a lesson must run with no other lesson beside it:
+// one that restarts the broker cuts every connection to it.
+func Alone(l *lab.Lesson) bool {
+	for _, s := range l.Steps() {
+		if s.Kind == "broker-restart" {
+			return true
+		}
+	}
+	return slices.Contains(l.Needs, lab.CapBrokerControl)
+}
+
+// Run replays lessons and reports them in the order given.
 func Run(ctx context.Context, env *steps.Env, lessons []*lab.Lesson, opt Options) Report {
+	done := make([]*LessonReport, len(lessons))
+	next := 0 // the first lesson whose progress line is not out yet
+	var mu sync.Mutex
+	finish := func(i int, lr LessonReport) {
+		mu.Lock()
+		defer mu.Unlock()
+		done[i] = &lr
+		for ; next < len(done) && done[next] != nil; next++ {
+			progress(opt, lessons[next], *done[next])
+		}
+	}
+	if opt.Parallel <= 1 || opt.Lane == nil {
+		for i, l := range lessons {
+			finish(i, Lesson(ctx, env, l, opt))
+			if ctx.Err() != nil {
+				break
+			}
+		}
+	} else {
+		runLanes(ctx, lessons, opt, finish)
+	}
 	var rep Report
-	for _, l := range lessons {
-		lr := Lesson(ctx, env, l, opt)
-		rep.Lessons = append(rep.Lessons, lr)
+	for _, lr := range done {
+		if lr == nil { // interrupted before it started
+			continue
+		}
+		rep.Lessons = append(rep.Lessons, *lr)
 		if lr.Passed {
 			rep.Passed++
 		} else {
 			rep.Failed++
 		}
-		if opt.Progress != nil {
-			verdict := "PASS"
-			if !lr.Passed {
-				verdict = "FAIL"
-			}
-			line := fmt.Sprintf("%s %2d %-28s %6.1fs", verdict, l.Number, l.ID, float64(lr.DurationMS)/1000)
-			if lr.ExplainOnly {
-				line += "  (explain-only)"
-			}
-			if lr.Why != "" {
-				line += "  " + lr.Why
-			}
-			opt.Progress(line)
+	}
+	return rep
+}
+
+// runLanes runs up to opt.Parallel lessons at once, each in its lane, the
+// costliest first so that a long lesson does not start last; then, with
+// nothing beside them, the lessons that must run alone.
+func runLanes(ctx context.Context, lessons []*lab.Lesson, opt Options, finish func(int, LessonReport)) {
+	var side, alone []int
+	for i, l := range lessons {
+		if Alone(l) {
+			alone = append(alone, i)
+		} else {
+			side = append(side, i)
 		}
+	}
+	slices.SortStableFunc(side, func(a, b int) int { return cost(lessons[b]) - cost(lessons[a]) })
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range min(opt.Parallel, max(len(side), 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				finish(i, Lesson(ctx, opt.Lane(i), lessons[i], opt))
+			}
+		}()
+	}
+	for _, i := range side {
 		if ctx.Err() != nil {
 			break
 		}
+		work <- i
 	}
-	return rep
+	close(work)
+	wg.Wait()
+	for _, i := range alone {
+		if ctx.Err() != nil {
+			break
+		}
+		finish(i, Lesson(ctx, opt.Lane(i), lessons[i], opt))
+	}
+}
+
+// cost guesses a lesson's replay time from what it runs: every step on
+// every path, a worker step (a process, a kill, a lease) more than most.
+func cost(l *lab.Lesson) int {
+	per := 0
+	for _, s := range l.Steps() {
+		switch s.Kind {
+		case "spawn", "kill", "wait", "await", "sleep":
+			per += 3
+		default:
+			per++
+		}
+	}
+	return per * len(steps.Paths(l))
+}
+
+func progress(opt Options, l *lab.Lesson, lr LessonReport) {
+	if opt.Progress == nil {
+		return
+	}
+	verdict := "PASS"
+	if !lr.Passed {
+		verdict = "FAIL"
+	}
+	line := fmt.Sprintf("%s %2d %-28s %6.1fs", verdict, l.Number, l.ID, float64(lr.DurationMS)/1000)
+	if lr.ExplainOnly {
+		line += "  (explain-only)"
+	}
+	if lr.Why != "" {
+		line += "  " + lr.Why
+	}
+	opt.Progress(line)
 }
 
 // Lesson replays one lesson along every path of its choices.

@@ -13,6 +13,7 @@ import (
 
 	gomysql "github.com/go-sql-driver/mysql"
 	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/secret"
 )
 
 // Defaults used when neither a flag nor the environment names a service.
@@ -23,35 +24,64 @@ const (
 )
 
 // Config is what the user asked for. Empty fields fall back to the
-// environment (LAB_MYSQL_DSN, LAB_AMQP_URL, LAB_REDIS_ADDR, LAB_NAMESPACE)
-// and then to the defaults.
+// environment (LAB_MYSQL_DSN, LAB_AMQP_URL, LAB_REDIS_ADDR,
+// LAB_MANAGEMENT_URL, LAB_NAMESPACE) and then to the defaults.
 type Config struct {
 	MySQL         string
 	AMQP          string
 	Redis         string
+	Management    string // the management API's base URL; "" derives it from AMQP's host
 	Namespace     string
 	BrokerControl string // "" or "rabbitmqctl": the lab may restart a local node
 	NoDocker      bool   // never try testcontainers
+
+	from map[string]string // field → where its value came from, for messages
 }
 
-// FromEnv fills empty fields from the environment and defaults, and records
-// where each value came from for messages.
+// FromEnv fills empty fields from the environment and defaults, records
+// where each value came from for messages, and notes every password for
+// secret.Scrub before anything can print one.
 func (c Config) FromEnv() Config {
-	pick := func(v, env, def string) string {
-		if v != "" {
+	from := map[string]string{}
+	pick := func(field, v, flag, env, def string) string {
+		switch {
+		case v != "":
+			from[field] = flag
 			return v
+		case os.Getenv(env) != "":
+			from[field] = env
+			return os.Getenv(env)
 		}
-		if e := os.Getenv(env); e != "" {
-			return e
-		}
+		from[field] = "default"
 		return def
 	}
-	c.MySQL = pick(c.MySQL, "LAB_MYSQL_DSN", DefaultMySQL)
-	c.AMQP = pick(c.AMQP, "LAB_AMQP_URL", DefaultAMQP)
-	c.Redis = pick(c.Redis, "LAB_REDIS_ADDR", DefaultRedis)
-	c.Namespace = pick(c.Namespace, "LAB_NAMESPACE", "")
-	c.BrokerControl = pick(c.BrokerControl, "LAB_BROKER_CONTROL", "")
+	c.MySQL = pick("mysql", c.MySQL, "--mysql", "LAB_MYSQL_DSN", DefaultMySQL)
+	c.AMQP = pick("amqp", c.AMQP, "--amqp", "LAB_AMQP_URL", DefaultAMQP)
+	c.Redis = pick("redis", c.Redis, "--redis", "LAB_REDIS_ADDR", DefaultRedis)
+	c.Management = pick("management", c.Management, "--management", "LAB_MANAGEMENT_URL", "")
+	c.Namespace = pick("namespace", c.Namespace, "--namespace", "LAB_NAMESPACE", "")
+	c.BrokerControl = pick("broker-control", c.BrokerControl, "--broker-control", "LAB_BROKER_CONTROL", "")
+	if c.from == nil {
+		c.from = from
+	}
+	// The defaults' guest password is public: masking it would mask the
+	// user guest too.
+	if from["amqp"] != "default" {
+		secret.Note(secret.KindURL, c.AMQP)
+	}
+	secret.Note(secret.KindDSN, c.MySQL)
+	secret.Note(secret.KindURL, c.Management)
+	secret.Note(secret.KindAddr, c.Redis)
 	return c
+}
+
+// From says where a field's value came from: "--mysql", "LAB_MYSQL_DSN" or
+// "default" (field: mysql, amqp, redis, management).
+func (c Config) From(field string) string {
+	if f := c.from[field]; f != "" {
+		return f
+	}
+	return "--" + field
 }
 
 // Env returns the environment a worker process needs to reach the same
@@ -61,6 +91,7 @@ func (c Config) Env() []string {
 		"LAB_MYSQL_DSN=" + c.MySQL,
 		"LAB_AMQP_URL=" + c.AMQP,
 		"LAB_REDIS_ADDR=" + c.Redis,
+		"LAB_MANAGEMENT_URL=" + c.Management,
 		"LAB_NAMESPACE=" + c.Namespace,
 	}
 }
@@ -71,22 +102,40 @@ var nsRe = regexp.MustCompile(`^[a-z0-9]{1,16}$`)
 // letters or digits.
 func ValidNamespace(ns string) bool { return nsRe.MatchString(ns) }
 
-// Validate checks everything that can be checked without a network.
+// Validate checks everything that can be checked without a network. A
+// malformed value is shown only through secret, and a parser's own message
+// only when it cannot quote the input: a half-parsed input is where a
+// password leaks.
 func (c Config) Validate() error {
 	if c.Namespace != "" && !ValidNamespace(c.Namespace) {
 		return &lab.Error{What: fmt.Sprintf("namespace %q is not allowed", c.Namespace), Where: "--namespace / LAB_NAMESPACE",
 			Fix: "use 1–16 lowercase letters or digits, e.g. --namespace alice"}
 	}
-	if _, err := gomysql.ParseDSN(c.MySQL); err != nil {
-		return &lab.Error{What: "the MySQL DSN is malformed", Where: RedactDSN(c.MySQL), Err: err,
-			Fix: "write it as user:password@tcp(host:3306)/ (go-sql-driver form), via --mysql or LAB_MYSQL_DSN"}
+	if why := checkDSN(c.MySQL); why != "" {
+		fix := "write it as user:password@tcp(host:3306)/ (go-sql-driver form)"
+		if alt := dsnFromURL(c.MySQL); alt != "" {
+			fix = "the lab takes go-sql-driver's form, not a URL: " + alt
+		}
+		return &lab.Error{What: "the MySQL DSN is malformed: " + why, Where: c.From("mysql") + " = " + secret.DSN(c.MySQL),
+			Fix: fix + ", via --mysql or LAB_MYSQL_DSN"}
 	}
-	if err := checkAMQPURL(c.AMQP); err != nil {
-		return &lab.Error{What: "the AMQP URL is malformed", Where: RedactURL(c.AMQP), Err: err,
+	if why := checkAMQPURL(c.AMQP); why != "" {
+		return &lab.Error{What: "the AMQP URL is malformed: " + why, Where: c.From("amqp") + " = " + secret.URL(c.AMQP),
 			Fix: "write it as amqp://user:password@host:5672/vhost, via --amqp or LAB_AMQP_URL"}
 	}
+	if c.Management != "" {
+		if why := checkHTTPURL(c.Management); why != "" {
+			return &lab.Error{What: "the management API URL is malformed: " + why, Where: c.From("management") + " = " + secret.URL(c.Management),
+				Fix: "write it as http://host:15672/ (the AMQP URL's user is used unless it names one), via --management or LAB_MANAGEMENT_URL"}
+		}
+	}
+	if strings.ContainsAny(c.Redis, "@/ ") {
+		return &lab.Error{What: "the Redis address is malformed: want host:port, with no user, password or scheme",
+			Where: c.From("redis") + " = " + secret.Addr(c.Redis),
+			Fix:   "write it as host:port, e.g. 127.0.0.1:6379, via --redis or LAB_REDIS_ADDR (the lab uses Redis without a password)"}
+	}
 	if _, _, err := splitHostPort(c.Redis); err != nil {
-		return &lab.Error{What: "the Redis address is malformed", Where: c.Redis, Err: err,
+		return &lab.Error{What: "the Redis address is malformed: " + err.Error(), Where: c.From("redis") + " = " + secret.Addr(c.Redis),
 			Fix: "write it as host:port, e.g. 127.0.0.1:6379, via --redis or LAB_REDIS_ADDR"}
 	}
 	if c.BrokerControl != "" && c.BrokerControl != "rabbitmqctl" {
@@ -96,18 +145,90 @@ func (c Config) Validate() error {
 	return nil
 }
 
-func checkAMQPURL(s string) error {
+// checkDSN says what is wrong with a DSN, in words that never quote it.
+func checkDSN(s string) string {
+	if _, err := gomysql.ParseDSN(s); err == nil {
+		return ""
+	}
+	switch {
+	case strings.Contains(s, "://"):
+		return "it is a URL"
+	case strings.ContainsAny(s, " \t\n"):
+		return "it contains a space"
+	case !strings.Contains(s, "/"):
+		return "no slash before the database name (end it with /)"
+	case strings.Contains(s, "@") && !strings.Contains(s[strings.LastIndex(s, "@"):], "("):
+		return "the address after @ must be in tcp(…)"
+	case strings.Count(s, "(") != strings.Count(s, ")"):
+		return "a parenthesis is not closed"
+	}
+	return "go-sql-driver cannot read it"
+}
+
+// dsnFromURL turns a mysql:// URL into the DSN it meant, password masked.
+func dsnFromURL(s string) string {
+	if !strings.HasPrefix(s, "mysql://") || checkURLRest(s) != "" {
+		return "" // a URL that does not read cleanly suggests nothing
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	cred := ""
+	if u.User != nil {
+		cred = u.User.Username()
+		if _, has := u.User.Password(); has {
+			cred += ":PASSWORD"
+		}
+		cred += "@"
+	}
+	return cred + "tcp(" + u.Host + ")" + u.EscapedPath()
+}
+
+func checkAMQPURL(s string) string {
+	i := strings.Index(s, "://")
+	if i < 0 {
+		return "no scheme: it starts with amqp://"
+	}
+	if sch := s[:i]; sch != "amqp" && sch != "amqps" {
+		return "the scheme is not amqp:// or amqps://"
+	}
+	return checkURLRest(s)
+}
+
+func checkHTTPURL(s string) string {
+	i := strings.Index(s, "://")
+	if i < 0 || (s[:i] != "http" && s[:i] != "https") {
+		return "it starts with http:// or https://"
+	}
+	return checkURLRest(s)
+}
+
+func checkURLRest(s string) string {
+	if strings.ContainsAny(s, " \t\n") {
+		return "it contains a space"
+	}
 	u, err := url.Parse(s)
 	if err != nil {
-		return fmt.Errorf("not a URL")
-	}
-	if u.Scheme != "amqp" && u.Scheme != "amqps" {
-		return fmt.Errorf("scheme %q, want amqp or amqps", u.Scheme)
+		return "it is not a valid URL (a password with @, : or / must be percent-encoded: %40, %3A, %2F)"
 	}
 	if u.Host == "" {
-		return fmt.Errorf("no host")
+		return "no host"
 	}
-	return nil
+	// A '/', '?' or '#' before the last '@' means a password a parser
+	// splits in the wrong place: say so rather than dial half of it.
+	rest := s[strings.Index(s, "://")+3:]
+	if at, cut := strings.LastIndex(rest, "@"), strings.IndexAny(rest, "/?#"); at >= 0 && (u.User == nil || (cut >= 0 && cut < at)) {
+		return "the part before @ holds a /, ? or #: percent-encode them in a password (%2F, %3F, %23)"
+	}
+	if p := u.Port(); p != "" {
+		for _, r := range p {
+			if r < '0' || r > '9' {
+				return "the port is not a number"
+			}
+		}
+	}
+	return ""
 }
 
 func splitHostPort(s string) (string, string, error) {
@@ -117,51 +238,22 @@ func splitHostPort(s string) (string, string, error) {
 	}
 	for _, r := range s[i+1:] {
 		if r < '0' || r > '9' {
-			return "", "", fmt.Errorf("port %q is not a number", s[i+1:])
+			return "", "", fmt.Errorf("the port is not a number")
 		}
 	}
 	return s[:i], s[i+1:], nil
 }
 
-// RedactDSN hides the password of a go-sql-driver DSN, even a malformed one.
-func RedactDSN(dsn string) string {
-	if cfg, err := gomysql.ParseDSN(dsn); err == nil {
-		if cfg.Passwd != "" {
-			cfg.Passwd = "xxxxx"
-		}
-		return cfg.FormatDSN()
-	}
-	// user:pass@... → user:xxxxx@...
-	at := strings.LastIndex(dsn, "@")
-	if at < 0 {
-		return dsn
-	}
-	cred := dsn[:at]
-	if c := strings.Index(cred, ":"); c >= 0 {
-		return cred[:c] + ":xxxxx" + dsn[at:]
-	}
-	return dsn
-}
+// LaneNamespace is the namespace the i-th lesson (from 0) of a replay run
+// side by side (lab replay --parallel) uses for the learner of namespace
+// ns: "alice_r1". The '_' is not allowed in a learner's namespace, so no
+// learner can pick a lane's, and two learners' lanes never meet.
+func LaneNamespace(ns string, i int) string { return fmt.Sprintf("%s_r%d", ns, i+1) }
 
-// RedactURL hides the password of a URL, even a malformed one.
-func RedactURL(s string) string {
-	if u, err := url.Parse(s); err == nil && u.User != nil {
-		if _, has := u.User.Password(); has {
-			u.User = url.UserPassword(u.User.Username(), "xxxxx")
-		}
-		return u.String()
-	}
-	if i := strings.Index(s, "://"); i >= 0 {
-		rest := s[i+3:]
-		if at := strings.LastIndex(rest, "@"); at >= 0 {
-			cred := rest[:at]
-			if c := strings.Index(cred, ":"); c >= 0 {
-				return s[:i+3] + cred[:c] + ":xxxxx" + rest[at:]
-			}
-		}
-	}
-	return s
-}
+var laneRe = regexp.MustCompile(`^[a-z0-9]{0,16}_r[0-9]{1,3}$`)
+
+// IsLaneNamespace reports whether ns is a replay lane's namespace.
+func IsLaneNamespace(ns string) bool { return laneRe.MatchString(ns) }
 
 // Names turns the article's names into this learner's names.
 type Names struct{ NS string }

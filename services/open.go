@@ -11,6 +11,7 @@ import (
 
 	gomysql "github.com/go-sql-driver/mysql"
 	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/secret"
 )
 
 // OpenDB is how a worker process (consumer, relay, producer, executor)
@@ -26,7 +27,7 @@ func OpenDB(ctx context.Context, cfg Config, article string) (*sql.DB, error) {
 func Open(ctx context.Context, dsn, name string) (*sql.DB, error) {
 	dc, err := gomysql.ParseDSN(dsn)
 	if err != nil {
-		return nil, &lab.Error{What: "the MySQL DSN is malformed", Where: RedactDSN(dsn), Err: err,
+		return nil, &lab.Error{What: "the MySQL DSN is malformed", Where: secret.DSN(dsn), Err: err,
 			Fix: "write it as user:password@tcp(host:3306)/ in LAB_MYSQL_DSN or --mysql"}
 	}
 	dc.DBName = name
@@ -50,7 +51,7 @@ func Open(ctx context.Context, dsn, name string) (*sql.DB, error) {
 			return nil, &lab.Error{What: fmt.Sprintf("database %s does not exist", name), Where: dc.Addr,
 				Fix: "run the lesson's reset step first: it creates the database"}
 		}
-		return nil, &lab.Error{What: "cannot reach MySQL/MariaDB", Where: RedactDSN(dsn), Err: err,
+		return nil, &lab.Error{What: "cannot reach MySQL/MariaDB", Where: secret.DSN(dsn), Err: err,
 			Fix: "start it, or point LAB_MYSQL_DSN / --mysql at a running server"}
 	}
 	return db, nil
@@ -68,6 +69,6 @@ func OpenAMQP(ctx context.Context, rawURL string) (*amqp.Connection, error) {
 }
 
 func amqpUnreachable(rawURL string, err error) *lab.Error {
-	return &lab.Error{What: "cannot reach RabbitMQ", Where: RedactURL(rawURL), Err: err,
+	return &lab.Error{What: "cannot reach RabbitMQ", Where: secret.URL(rawURL), Err: err,
 		Fix: "start it (rabbitmq-server -detached), pass another broker with --amqp URL or LAB_AMQP_URL, or run `docker compose up -d`"}
 }

@@ -15,6 +15,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/redis/go-redis/v9"
 	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/secret"
 )
 
 // Services are the connections a lab run uses. MySQL is a pool without a
@@ -124,7 +125,7 @@ func (s *Services) connectMySQL(ctx context.Context) error {
 		if db != nil {
 			db.Close()
 		}
-		s.Info.MySQLErr = &lab.Error{What: "cannot reach MySQL/MariaDB", Where: where + " as " + RedactDSN(s.Config.MySQL), Err: err,
+		s.Info.MySQLErr = &lab.Error{What: "cannot reach MySQL/MariaDB", Where: where + " as " + secret.DSN(s.Config.MySQL), Err: err,
 			Fix: "start it (on Debian: start-stop-daemon --start --background --exec /usr/sbin/mariadbd), " +
 				"pass another server with --mysql DSN or LAB_MYSQL_DSN, or run `docker compose up -d` in the lab's folder"}
 		return s.Info.MySQLErr
@@ -166,7 +167,7 @@ func (s *Services) probeAMQP(ctx context.Context) error {
 		s.Info.AMQPVersion = v
 	}
 	conn.Close()
-	s.Info.Management, s.Info.ManagementNote = managementAnswers(ctx, u)
+	s.Info.Management, s.Info.ManagementNote = managementAnswers(ctx, s.Config)
 	s.Info.BrokerControl = s.Config.BrokerControl == "rabbitmqctl" && isLocal(u.Hostname())
 	return nil
 }
@@ -208,27 +209,53 @@ func (c *clearDeadline) Write(b []byte) (int, error) {
 	return c.Conn.Write(b)
 }
 
-func managementAnswers(ctx context.Context, u *url.URL) (bool, string) {
-	host := u.Hostname()
-	mu := &url.URL{Scheme: "http", Host: net.JoinHostPort(host, "15672"), Path: "/api/overview"}
+// ManagementBase is where the management API is looked for: the URL given
+// (--management, LAB_MANAGEMENT_URL), else the AMQP URL's host on 15672;
+// and the user and password to send: the management URL's own, else the
+// AMQP URL's, else guest.
+func ManagementBase(amqpURL, mgmtURL string) (base, user, pass string) {
+	user, pass = "guest", "guest"
+	if u, err := url.Parse(amqpURL); err == nil {
+		base = "http://" + net.JoinHostPort(u.Hostname(), "15672")
+		if u.User != nil {
+			user = u.User.Username()
+			pass, _ = u.User.Password()
+		}
+	}
+	if mgmtURL != "" {
+		if m, err := url.Parse(mgmtURL); err == nil {
+			if m.User != nil {
+				user = m.User.Username()
+				pass, _ = m.User.Password()
+			}
+			base = m.Scheme + "://" + m.Host + strings.TrimSuffix(m.EscapedPath(), "/")
+		}
+	}
+	return base, user, pass
+}
+
+func managementAnswers(ctx context.Context, cfg Config) (bool, string) {
+	base, user, pass := ManagementBase(cfg.AMQP, cfg.Management)
+	how := "derived from the AMQP URL's host; --management URL or LAB_MANAGEMENT_URL names another"
+	if cfg.Management != "" {
+		how = "from " + cfg.From("management")
+	}
 	c, cancel := context.WithTimeout(ctx, 1500*time.Millisecond)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(c, http.MethodGet, mu.String(), nil)
-	user, pass := "guest", "guest"
-	if u.User != nil {
-		user = u.User.Username()
-		pass, _ = u.User.Password()
+	req, err := http.NewRequestWithContext(c, http.MethodGet, base+"/api/overview", nil)
+	if err != nil {
+		return false, "management API URL " + secret.URL(base) + " is not usable"
 	}
 	req.SetBasicAuth(user, pass)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return false, "management API not answering on " + mu.Host + " (queue counts fall back to passive declares)"
+		return false, "management API not answering at " + secret.URL(base) + " (" + how + "); queue counts fall back to passive declares"
 	}
 	resp.Body.Close()
 	if resp.StatusCode != 200 {
-		return false, fmt.Sprintf("management API answered %d", resp.StatusCode)
+		return false, fmt.Sprintf("management API at %s answered HTTP %d for user %s (it needs the monitoring or management tag)", secret.URL(base), resp.StatusCode, user)
 	}
-	return true, "management API at " + mu.Host
+	return true, "management API at " + secret.URL(base)
 }
 
 func isLocal(h string) bool {
@@ -243,7 +270,7 @@ func (s *Services) connectRedis(ctx context.Context) error {
 	info, err := cl.Info(c, "server").Result()
 	if err != nil {
 		cl.Close()
-		s.Info.RedisErr = &lab.Error{What: "cannot reach Redis", Where: s.Config.Redis, Err: err,
+		s.Info.RedisErr = &lab.Error{What: "cannot reach Redis", Where: secret.Addr(s.Config.Redis), Err: err,
 			Fix: "start it (redis-server --daemonize yes --port 6379), pass another with --redis ADDR or LAB_REDIS_ADDR, or run `docker compose up -d`"}
 		return s.Info.RedisErr
 	}
@@ -254,6 +281,17 @@ func (s *Services) connectRedis(ctx context.Context) error {
 	}
 	s.Redis = cl
 	return nil
+}
+
+// Lane is these services under the namespace of a replay's i-th lesson
+// (LaneNamespace), for a replay that runs lessons side by side. It shares the connection pools;
+// close only the Services it came from.
+func (s *Services) Lane(i int) *Services {
+	l := *s
+	l.Config.Namespace = LaneNamespace(s.Config.Namespace, i)
+	l.Names = Names{NS: l.Config.Namespace}
+	l.containers = nil
+	return &l
 }
 
 // Close releases connections and stops containers the lab started.

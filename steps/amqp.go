@@ -17,6 +17,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/secret"
 	"github.com/rmlab/lab/amqpproxy"
 	"github.com/rmlab/lab/broker"
 	"github.com/rmlab/lab/services"
@@ -145,7 +146,7 @@ func (st *amqpState) conn(ctx context.Context, via string) (*amqp.Connection, er
 	}
 	c, err := services.DialAMQP(ctx, u)
 	if err != nil {
-		return nil, &lab.Error{What: "cannot open an AMQP connection (" + via + ")", Where: services.RedactURL(u), Err: err,
+		return nil, &lab.Error{What: "cannot open an AMQP connection (" + via + ")", Where: secret.URL(u), Err: err,
 			Fix: "check that RabbitMQ is running (`lab doctor`)"}
 	}
 	st.mu.Lock()

@@ -24,6 +24,8 @@ import (
 	"os"
 	"strings"
 	"sync"
+
+	"github.com/rmlab/lab/secret"
 )
 
 // Main is a worker kind's entry point, run inside `lab worker KIND`.
@@ -108,9 +110,10 @@ func (p *Points) Reach(ctx context.Context, name string) error {
 	}
 }
 
-// Logf writes a log line the parent shows to the learner.
+// Logf writes a log line the parent shows to the learner, with every
+// password the process was given masked (secret.Scrub).
 func (p *Points) Logf(format string, args ...any) {
-	s := fmt.Sprintf(format, args...)
+	s := secret.Scrub(fmt.Sprintf(format, args...))
 	for _, l := range strings.Split(s, "\n") {
 		if strings.HasPrefix(l, "@") {
 			l = " " + l // never confused with a protocol line

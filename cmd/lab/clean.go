@@ -36,6 +36,18 @@ func cmdClean(ctx context.Context, g globals, allNamespaces bool, stdout, stderr
 		cl.report("", lerr)
 	}
 	spaces := []services.Names{svc.Names}
+	if !allNamespaces && svc.Info.MySQLErr == nil {
+		// The lanes of this learner's parallel replays are theirs too.
+		found, err := labNamespaces(c, svc)
+		if err != nil {
+			cl.report("", err)
+		}
+		for _, n := range found {
+			if services.IsLaneNamespace(n.NS) && strings.HasPrefix(n.NS, svc.Names.NS+"_r") {
+				spaces = append(spaces, n)
+			}
+		}
+	}
 	if allNamespaces {
 		if svc.Info.MySQLErr != nil {
 			fmt.Fprintf(stderr, "lab clean --all-namespaces: the namespaces are found from their databases: %v\n", svc.Info.MySQLErr)
@@ -134,8 +146,8 @@ func (cl *cleaner) namespace(ctx context.Context, names services.Names) {
 }
 
 // labNamespaces finds every named namespace that has one of the article's
-// databases carrying the lab's mark (the default namespace is not one of
-// them: clean it with a plain `lab clean`).
+// databases carrying the lab's mark, replay lanes' included (the default
+// namespace is not one of them: clean it with a plain `lab clean`).
 func labNamespaces(ctx context.Context, svc *services.Services) ([]services.Names, error) {
 	rows, err := svc.MySQL.QueryContext(ctx, "SELECT TABLE_SCHEMA FROM information_schema.TABLES WHERE TABLE_NAME = ?", services.MarkTable)
 	if err != nil {
@@ -151,7 +163,7 @@ func labNamespaces(ctx context.Context, svc *services.Services) ([]services.Name
 		}
 		for _, db := range []string{services.IdempotencyDB, services.OutboxDB} {
 			ns, ok := strings.CutPrefix(schema, db+"_")
-			if ok && !seen[ns] && services.ValidNamespace(ns) {
+			if ok && !seen[ns] && (services.ValidNamespace(ns) || services.IsLaneNamespace(ns)) {
 				seen[ns] = true
 				out = append(out, services.Names{NS: ns})
 			}

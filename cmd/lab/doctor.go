@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/secret"
 	"github.com/rmlab/lab/services"
 )
 
@@ -37,7 +38,7 @@ func cmdDoctor(ctx context.Context, g globals, stdout, stderr io.Writer) int {
 		if in.MariaDB {
 			kind = "MariaDB"
 		}
-		line(true, "MySQL", fmt.Sprintf("%s %s at %s", kind, in.MySQLVersion, services.RedactDSN(cfg.MySQL)))
+		line(true, "MySQL", fmt.Sprintf("%s %s at %s", kind, in.MySQLVersion, secret.DSN(cfg.MySQL)))
 		if room, detail, err := connectionRoom(ctx, svc); err == nil {
 			line(room > 0, "connections", detail)
 			full = room < 1
@@ -46,7 +47,7 @@ func cmdDoctor(ctx context.Context, g globals, stdout, stderr io.Writer) int {
 	if in.AMQPErr != nil {
 		line(false, "RabbitMQ", in.AMQPErr.Error())
 	} else {
-		line(true, "RabbitMQ", fmt.Sprintf("%s at %s", in.AMQPVersion, services.RedactURL(cfg.AMQP)))
+		line(true, "RabbitMQ", fmt.Sprintf("%s at %s", in.AMQPVersion, secret.URL(cfg.AMQP)))
 	}
 	if in.RedisErr != nil {
 		line(false, "Redis", in.RedisErr.Error())
@@ -63,7 +64,7 @@ func cmdDoctor(ctx context.Context, g globals, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stdout, "\ncapabilities")
 	notes := map[lab.Capability]string{
 		lab.CapSkipLocked:    "SELECT … FOR UPDATE SKIP LOCKED (MySQL ≥ 8.0.1, MariaDB ≥ 10.6)",
-		lab.CapJSON:          "JSON column type (MariaDB: LONGTEXT with a JSON_VALID check)",
+		lab.CapJSON:          jsonNote(in),
 		lab.CapAMQP:          "RabbitMQ reachable",
 		lab.CapQuorum:        "quorum queues (RabbitMQ ≥ 3.8)",
 		lab.CapStream:        "streams (RabbitMQ ≥ 3.9)",
@@ -152,4 +153,16 @@ func connectionRoom(ctx context.Context, svc *services.Services) (int, string, e
 		detail += "; raise it (SET GLOBAL max_connections = 500) or lessons will fail with error 1040"
 	}
 	return room, detail, nil
+}
+
+// jsonNote says what the JSON type is on the server found: MariaDB's is
+// LONGTEXT with a JSON_VALID check, MySQL's a binary format.
+func jsonNote(in services.Info) string {
+	switch {
+	case in.MySQLErr != nil:
+		return "JSON column type (no server to ask)"
+	case in.MariaDB:
+		return "JSON column type (MariaDB " + in.MySQLVersion + ": LONGTEXT with a JSON_VALID check)"
+	}
+	return "JSON column type (MySQL " + in.MySQLVersion + ": stored as binary JSON)"
 }

@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"github.com/rmlab/lab/broker"
 	"github.com/rmlab/lab/labs"
 	"github.com/rmlab/lab/replay"
+	"github.com/rmlab/lab/secret"
 	"github.com/rmlab/lab/services"
 	"github.com/rmlab/lab/steps"
 	"github.com/rmlab/lab/ui"
@@ -32,8 +34,9 @@ usage:
   lab [flags]                      open the screen at the first lesson (or where you left off)
   lab open ID [flags]              open the screen at lesson ID
   lab list [flags]                 list lessons with their numbers and ids
-  lab replay [ID ...|--all|FILE.md] [--json] [--junit FILE] [--transcript FILE] [--lang en|zh]
-                                   run lessons with no terminal; exit 1 if any expectation fails
+  lab replay [ID ...|--all|FILE.md] [--json] [--junit FILE] [--transcript FILE] [--lang en|zh] [--parallel N]
+                                   run lessons with no terminal; exit 1 if any expectation fails;
+                                   N lessons side by side, each in a namespace of its own (NS_rK)
   lab doctor [flags]               server versions, capabilities, which lessons can run
   lab clean [--namespace NS | --all-namespaces]
                                    drop what the lab created in a namespace (only what carries its mark)
@@ -45,6 +48,7 @@ flags (every command):
   --mysql DSN        MySQL/MariaDB, go-sql-driver form (env LAB_MYSQL_DSN; default root@tcp(127.0.0.1:3306)/)
   --amqp URL         RabbitMQ (env LAB_AMQP_URL; default amqp://guest:guest@127.0.0.1:5672/)
   --redis ADDR       Redis (env LAB_REDIS_ADDR; default 127.0.0.1:6379)
+  --management URL   RabbitMQ's management API (env LAB_MANAGEMENT_URL; default the AMQP host, port 15672)
   --namespace NS     add _NS to every database, exchange and queue (env LAB_NAMESPACE)
   --lessons DIR      load lessons from DIR instead of the built-in ones
   --lang en|zh       lesson language (default en)
@@ -52,7 +56,9 @@ flags (every command):
   --no-docker        never start containers
 `
 
-func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+// Everything the lab prints goes through secret.Writer: no path, however
+// an error was built, prints a password the lab was given.
+func main() { os.Exit(run(os.Args[1:], secret.Writer(os.Stdout), secret.Writer(os.Stderr))) }
 
 type globals struct {
 	cfg     services.Config
@@ -64,6 +70,7 @@ func (g *globals) flags(fs *flag.FlagSet) {
 	fs.StringVar(&g.cfg.MySQL, "mysql", "", "MySQL DSN")
 	fs.StringVar(&g.cfg.AMQP, "amqp", "", "AMQP URL")
 	fs.StringVar(&g.cfg.Redis, "redis", "", "Redis address")
+	fs.StringVar(&g.cfg.Management, "management", "", "management API URL")
 	fs.StringVar(&g.cfg.Namespace, "namespace", "", "namespace suffix")
 	fs.StringVar(&g.cfg.BrokerControl, "broker-control", "", "rabbitmqctl")
 	fs.BoolVar(&g.cfg.NoDocker, "no-docker", false, "never start containers")
@@ -78,6 +85,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	switch cmd {
 	case "worker":
+		services.Config{}.FromEnv() // notes the passwords it was given, so its log lines never show one
 		return worker.RunChild(args)
 	case "bench":
 		return cmdBench(args, stdout, stderr)
@@ -94,6 +102,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	junit := fs.String("junit", "", "replay: write JUnit XML to FILE")
 	transcript := fs.String("transcript", "", "replay: write a Markdown transcript to FILE")
 	all := fs.Bool("all", false, "replay: every lesson")
+	parallel := fs.Int("parallel", 0, "replay: lessons side by side (0: the default for this machine)")
 	allNamespaces := fs.Bool("all-namespaces", false, "clean: every namespace that has a lab database")
 	if err := fs.Parse(interleave(args)); err != nil {
 		return 2
@@ -112,7 +121,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "clean":
 		return cmdClean(ctx, g, *allNamespaces, stdout, stderr)
 	case "replay":
-		return cmdReplay(ctx, g, fs.Args(), *all, *jsonOut, *junit, *transcript, stdout, stderr)
+		return cmdReplay(ctx, g, fs.Args(), replayFlags{all: *all, json: *jsonOut, junit: *junit, transcript: *transcript, parallel: *parallel}, stdout, stderr)
 	case "", "open":
 		start := ""
 		if cmd == "open" {
@@ -228,7 +237,31 @@ func binary() string {
 	return exe
 }
 
-func cmdReplay(ctx context.Context, g globals, args []string, all, jsonOut bool, junit, transcript string, stdout, stderr io.Writer) int {
+type replayFlags struct {
+	all, json         bool
+	junit, transcript string
+	parallel          int
+}
+
+// defaultParallel is how many lessons `lab replay` runs side by side unless
+// told: replay mostly waits, so two per core (at eight the longest lesson,
+// ~13 s, bounds the run anyway; README, Figures), and never more than the
+// MySQL server's free connections have room for: on a workshop's shared
+// server every learner's lanes count.
+func defaultParallel(ctx context.Context, svc *services.Services) int {
+	n := min(max(2*runtime.NumCPU(), 2), 8)
+	if room, _, err := connectionRoom(ctx, svc); err == nil {
+		n = min(n, max(room, 1))
+	}
+	return n
+}
+
+func cmdReplay(ctx context.Context, g globals, args []string, f replayFlags, stdout, stderr io.Writer) int {
+	all, jsonOut, junit, transcript := f.all, f.json, f.junit, f.transcript
+	if f.parallel < 0 {
+		fmt.Fprintln(stderr, "lab replay: --parallel N wants N ≥ 1 (1: one lesson after another)")
+		return 2
+	}
 	var lessons []*lab.Lesson
 	var ids []string
 	for _, a := range args {
@@ -281,10 +314,20 @@ func cmdReplay(ctx context.Context, g globals, args []string, all, jsonOut bool,
 		return code
 	}
 	defer svc.Close()
-	env := &steps.Env{Svc: svc, Binary: binary(), Replay: true, Queues: broker.QueueReader(svc)}
+	queues := broker.NewReader(svc)
+	env := &steps.Env{Svc: svc, Binary: binary(), Replay: true, Queues: queues.Read}
+	parallel := f.parallel
+	if parallel == 0 {
+		parallel = defaultParallel(ctx, svc)
+	}
 	rep := replay.Run(ctx, env, lessons, replay.Options{
 		Progress: func(line string) { fmt.Fprintln(stderr, line) },
 		Caps:     svc.Info.Caps(),
+		Parallel: parallel,
+		Lane: func(i int) *steps.Env {
+			ls := svc.Lane(i)
+			return &steps.Env{Svc: ls, Binary: env.Binary, Replay: true, Queues: queues.For(ls.Names).Read}
+		},
 	})
 	rep.AddUnloadable(unloaded)
 	fmt.Fprintln(stderr, rep.Summary())
