@@ -15,13 +15,19 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/rmlab/lab/services"
 )
 
 // These tests run against the real RabbitMQ the lab uses. Other test
 // packages share that broker concurrently, so every queue and exchange gets
 // a random name and is deleted afterwards (x-expires is a safety net).
 
-const brokerURL = "amqp://guest:guest@" + DefaultUpstream + "/"
+// brokerURL is LAB_AMQP_URL (CI points it at RabbitMQ 4.x too), else the
+// local default; upstream is where it dials.
+var (
+	brokerURL   = services.Config{}.FromEnv().AMQP
+	upstream, _ = services.AMQPAddr(brokerURL)
+)
 
 func uniqueName(kind string) string {
 	return fmt.Sprintf("amqpproxy-test-%s-%s", kind, strings.ToLower(rand.Text()[:12]))
@@ -29,7 +35,7 @@ func uniqueName(kind string) string {
 
 func newProxy(t *testing.T) *Proxy {
 	t.Helper()
-	p, err := New("", DefaultUpstream)
+	p, err := New("", upstream)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -47,7 +53,7 @@ func dialDirect(t *testing.T) *amqp.Connection {
 	t.Helper()
 	conn, err := amqp.Dial(brokerURL)
 	if err != nil {
-		t.Fatalf("dial RabbitMQ at %s (is it running?): %v", DefaultUpstream, err)
+		t.Fatalf("dial RabbitMQ at %s (is it running?): %v", upstream, err)
 	}
 	t.Cleanup(func() { conn.Close() })
 	return conn
@@ -337,7 +343,7 @@ func recordSession(t *testing.T) (toBroker, toClient []byte) {
 			return
 		}
 		defer client.Close()
-		broker, err := net.Dial("tcp", DefaultUpstream)
+		broker, err := net.Dial("tcp", upstream)
 		if err != nil {
 			return
 		}

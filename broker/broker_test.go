@@ -313,7 +313,7 @@ func TestRestartBringsTheBrokerBackAndKeepsADurableQueue(t *testing.T) {
 	name := uniqueName(t)
 	declare(t, broker.Queue{Name: name, Durable: true})
 	publish(t, channel(t), name, 1)
-	ran, took, err := broker.Restart(context.Background(), brokerURL)
+	ran, took, err := broker.Restart(context.Background(), services.Config{}.FromEnv().Rabbitmqctl, brokerURL)
 	if err != nil {
 		t.Fatalf("%v (ran %v)", err, ran)
 	}

@@ -11,20 +11,20 @@ import (
 )
 
 // Restart stops and starts the RabbitMQ application on the local node with
-// rabbitmqctl (the Erlang VM stays up, so this takes seconds, not a full
+// ctl, rabbitmqctl or a wrapper naming the node (the Erlang VM stays up, so this takes seconds, not a full
 // boot), then waits until the broker accepts AMQP connections again. Every
 // connection to the broker drops, including other programs'. It returns the
 // commands it ran, each with how long it took.
 //
 // The caller must have checked that the lab may do this (--broker-control
 // rabbitmqctl on a local node; services.Info.BrokerControl).
-func Restart(ctx context.Context, amqpURL string) ([]string, time.Duration, error) {
+func Restart(ctx context.Context, ctl, amqpURL string) ([]string, time.Duration, error) {
 	start := time.Now()
 	var ran []string
 	for _, args := range [][]string{{"stop_app"}, {"start_app"}, {"await_startup"}} {
 		t := time.Now()
 		c, cancel := context.WithTimeout(ctx, 2*time.Minute)
-		out, err := exec.CommandContext(c, "rabbitmqctl", args...).CombinedOutput()
+		out, err := exec.CommandContext(c, ctl, args...).CombinedOutput()
 		cancel()
 		ran = append(ran, fmt.Sprintf("rabbitmqctl %s (%.1fs)", strings.Join(args, " "), time.Since(t).Seconds()))
 		if err != nil {

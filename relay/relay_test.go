@@ -352,7 +352,11 @@ func TestOrderedClaimHoldsBackALaterEventOfTheSameAggregate(t *testing.T) {
 func TestLostConfirmLeavesTheEventUnsentAndTheRetryPublishesItAgain(t *testing.T) {
 	f := setup(t)
 	f.insert(t, 42)
-	p, err := amqpproxy.New("", "")
+	upstream, err := services.AMQPAddr(f.svc.AMQP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := amqpproxy.New("", upstream)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,6 +33,10 @@ type Config struct {
 	Management    string // the management API's base URL; "" derives it from AMQP's host
 	Namespace     string
 	BrokerControl string // "" or "rabbitmqctl": the lab may restart a local node
+	// Rabbitmqctl is the command broker control runs (LAB_RABBITMQCTL,
+	// default rabbitmqctl): a wrapper naming another node (.ci/servers
+	// writes one for its RabbitMQ 4.x node).
+	Rabbitmqctl string
 	NoDocker      bool   // never try testcontainers
 
 	from map[string]string // field → where its value came from, for messages
@@ -61,6 +65,7 @@ func (c Config) FromEnv() Config {
 	c.Management = pick("management", c.Management, "--management", "LAB_MANAGEMENT_URL", "")
 	c.Namespace = pick("namespace", c.Namespace, "--namespace", "LAB_NAMESPACE", "")
 	c.BrokerControl = pick("broker-control", c.BrokerControl, "--broker-control", "LAB_BROKER_CONTROL", "")
+	c.Rabbitmqctl = pick("rabbitmqctl", c.Rabbitmqctl, "LAB_RABBITMQCTL", "LAB_RABBITMQCTL", "rabbitmqctl")
 	if c.from == nil {
 		c.from = from
 	}

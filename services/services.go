@@ -258,6 +258,22 @@ func managementAnswers(ctx context.Context, cfg Config) (bool, string) {
 	return true, "management API at " + secret.URL(base)
 }
 
+// AMQPAddr is the host:port an AMQP URL dials (port 5672 when it names none).
+func AMQPAddr(rawURL string) (string, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "", fmt.Errorf("the AMQP URL %s cannot be read", secret.URL(rawURL))
+	}
+	port := u.Port()
+	if port == "" {
+		port = "5672"
+		if u.Scheme == "amqps" {
+			port = "5671"
+		}
+	}
+	return net.JoinHostPort(u.Hostname(), port), nil
+}
+
 func isLocal(h string) bool {
 	return h == "localhost" || strings.HasPrefix(h, "127.") || h == "::1"
 }

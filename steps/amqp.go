@@ -7,7 +7,6 @@ package steps
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/url"
 	"sort"
 	"strconv"
@@ -162,15 +161,11 @@ func (st *amqpState) proxyFor() (*amqpproxy.Proxy, error) {
 	if st.proxy != nil {
 		return st.proxy, nil
 	}
-	u, err := url.Parse(st.r.Env.Svc.Config.AMQP)
+	upstream, err := services.AMQPAddr(st.r.Env.Svc.Config.AMQP)
 	if err != nil {
 		return nil, err
 	}
-	port := u.Port()
-	if port == "" {
-		port = "5672"
-	}
-	p, err := amqpproxy.New("", net.JoinHostPort(u.Hostname(), port))
+	p, err := amqpproxy.New("", upstream)
 	if err != nil {
 		return nil, err
 	}

@@ -336,7 +336,7 @@ func (restartKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	// The run's connections die with the node; drop them first so later
 	// steps dial fresh ones instead of finding half-dead ones.
 	st.close()
-	ran, took, err := broker.Restart(ctx, r.Env.Svc.Config.AMQP)
+	ran, took, err := broker.Restart(ctx, r.Env.Svc.Config.Rabbitmqctl, r.Env.Svc.Config.AMQP)
 	res := lab.Result{Passed: true, Sent: ran}
 	if err != nil {
 		return lab.Result{Sent: ran, Why: err.Error()}
