@@ -37,7 +37,7 @@ type Config struct {
 	// default rabbitmqctl): a wrapper naming another node (.ci/servers
 	// writes one for its RabbitMQ 4.x node).
 	Rabbitmqctl string
-	NoDocker      bool   // never try testcontainers
+	NoDocker    bool // never try testcontainers
 
 	from map[string]string // field → where its value came from, for messages
 }

@@ -16,9 +16,9 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 	lab "github.com/rmlab/lab"
-	"github.com/rmlab/lab/secret"
 	"github.com/rmlab/lab/amqpproxy"
 	"github.com/rmlab/lab/broker"
+	"github.com/rmlab/lab/secret"
 	"github.com/rmlab/lab/services"
 )
 
