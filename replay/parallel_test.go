@@ -102,14 +102,20 @@ func TestParallelReplayKeepsLessonOrderGivesEachLessonItsNamespaceAndRunsBrokerC
 	}
 }
 
-// TestParallelOneIsTheSerialReplayInTheLearnersNamespace: --parallel 1 runs
-// every lesson in the learner's own namespace, one after another.
-func TestParallelOneIsTheSerialReplayInTheLearnersNamespace(t *testing.T) {
-	lessons := sleepLessons(t, "50ms", "50ms")
+// TestParallelOneOrASingleLessonRunsInTheLearnersOwnNamespace: --parallel 1
+// runs every lesson in the learner's own namespace, one after another, and
+// so does a replay of one lesson whatever N is (the learner can then look
+// at their own tables).
+func TestParallelOneOrASingleLessonRunsInTheLearnersOwnNamespace(t *testing.T) {
 	base := &steps.Env{Svc: &services.Services{Config: services.Config{Namespace: "bob"}}, Replay: true}
-	rep := replay.Run(context.Background(), base, lessons, replay.Options{Parallel: 1,
-		Lane: func(int) *steps.Env { t.Error("a lane was asked for with --parallel 1"); return base }})
-	if rep.Passed != 2 {
-		t.Fatalf("%s", rep.Summary())
+	for _, c := range []struct {
+		parallel int
+		specs    []string
+	}{{1, []string{"50ms", "50ms"}}, {4, []string{"50ms"}}} {
+		rep := replay.Run(context.Background(), base, sleepLessons(t, c.specs...), replay.Options{Parallel: c.parallel,
+			Lane: func(int) *steps.Env { t.Errorf("--parallel %d, %d lessons: a lane was asked for", c.parallel, len(c.specs)); return base }})
+		if rep.Passed != len(c.specs) {
+			t.Fatalf("%s", rep.Summary())
+		}
 	}
 }

@@ -52,7 +52,8 @@ type Options struct {
 	// learner or replay uses, and the same one each time (a transcript
 	// names the same databases run after run). Replay mostly waits (on
 	// leases, sleeps, confirms, workers), so lessons share two cores well.
-	// 0 or 1: one after another, all in env.
+	// 0 or 1, or a single lesson: one after another, all in env (the
+	// learner's own namespace).
 	Parallel int
 	Lane     func(i int) *steps.Env
 }
@@ -81,7 +82,7 @@ func Run(ctx context.Context, env *steps.Env, lessons []*lab.Lesson, opt Options
 			progress(opt, lessons[next], *done[next])
 		}
 	}
-	if opt.Parallel <= 1 || opt.Lane == nil {
+	if opt.Parallel <= 1 || opt.Lane == nil || len(lessons) < 2 {
 		for i, l := range lessons {
 			finish(i, Lesson(ctx, env, l, opt))
 			if ctx.Err() != nil {
