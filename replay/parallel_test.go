@@ -113,7 +113,10 @@ func TestParallelOneOrASingleLessonRunsInTheLearnersOwnNamespace(t *testing.T) {
 		specs    []string
 	}{{1, []string{"50ms", "50ms"}}, {4, []string{"50ms"}}} {
 		rep := replay.Run(context.Background(), base, sleepLessons(t, c.specs...), replay.Options{Parallel: c.parallel,
-			Lane: func(int) *steps.Env { t.Errorf("--parallel %d, %d lessons: a lane was asked for", c.parallel, len(c.specs)); return base }})
+			Lane: func(int) *steps.Env {
+				t.Errorf("--parallel %d, %d lessons: a lane was asked for", c.parallel, len(c.specs))
+				return base
+			}})
 		if rep.Passed != len(c.specs) {
 			t.Fatalf("%s", rep.Summary())
 		}
