@@ -70,7 +70,7 @@ func cmdDoctor(ctx context.Context, g globals, stdout, stderr io.Writer) int {
 		lab.CapStream:        "streams (RabbitMQ ≥ 3.9)",
 		lab.CapManagement:    in.ManagementNote,
 		lab.CapRedis:         "Redis reachable",
-		lab.CapBrokerControl: "restart the broker (--broker-control=rabbitmqctl on a local node)",
+		lab.CapBrokerControl: brokerControlNote(cfg),
 	}
 	var keys []string
 	for c := range notes {
@@ -165,4 +165,13 @@ func jsonNote(in services.Info) string {
 		return "JSON column type (MariaDB " + in.MySQLVersion + ": LONGTEXT with a JSON_VALID check)"
 	}
 	return "JSON column type (MySQL " + in.MySQLVersion + ": stored as binary JSON)"
+}
+
+// brokerControlNote says how the broker would be restarted, and with what.
+func brokerControlNote(cfg services.Config) string {
+	n := "restart the broker (--broker-control=rabbitmqctl on a local node)"
+	if cfg.BrokerControl != "" && cfg.Rabbitmqctl != "rabbitmqctl" {
+		n += " with " + cfg.Rabbitmqctl + " (LAB_RABBITMQCTL)"
+	}
+	return n
 }

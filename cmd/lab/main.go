@@ -52,7 +52,7 @@ flags (every command):
   --namespace NS     add _NS to every database, exchange and queue (env LAB_NAMESPACE)
   --lessons DIR      load lessons from DIR instead of the built-in ones
   --lang en|zh       lesson language (default en)
-  --broker-control rabbitmqctl   let lessons restart the local RabbitMQ node
+  --broker-control rabbitmqctl   let lessons restart the local RabbitMQ node (env LAB_RABBITMQCTL names another rabbitmqctl)
   --no-docker        never start containers
 `
 
