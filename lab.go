@@ -36,6 +36,9 @@ const (
 	CapBrokerControl Capability = "broker-control" // the lab may restart the broker
 )
 
+// Capabilities are every capability a lesson's needs: may name.
+var Capabilities = []Capability{CapSkipLocked, CapJSON, CapRedis, CapAMQP, CapQuorum, CapStream, CapManagement, CapBrokerControl}
+
 // Lesson is one numbered lesson, in one language, loaded from Markdown.
 type Lesson struct {
 	ID          string       // stable slug, e.g. "idem-first-processing"
@@ -44,6 +47,7 @@ type Lesson struct {
 	Title       string       // the first H1 of the file
 	Lang        string       // "en" or "zh"
 	File        string       // where it was loaded from, for file:line errors
+	Line        int          // the line of its lesson block
 	ExplainOnly bool         // nothing runs against a service (e.g. RocketMQ)
 	Needs       []Capability // what the servers must offer
 	Tables      []TableView  // what the live table panel shows
@@ -53,6 +57,7 @@ type Lesson struct {
 
 // TableView is a query the screen polls to show a lesson's table.
 type TableView struct {
+	Line  int    // the lesson block line that declares it
 	Title string // e.g. "blog_idempotency_lab.points_account"
 	DB    string // article database name, namespace added at run time
 	Query string

@@ -28,6 +28,11 @@ import (
 	"github.com/rmlab/lab/worker"
 )
 
+// Points are the pause points `lab worker batch-consumer` announces, in the order a
+// message meets them; a lesson's spawn pause-at= and wait until= are
+// checked against them when it loads.
+var Points = []string{"received", "processing", "after-commit", "after-ack", "done"}
+
 // Options are the program's flags.
 type Options struct {
 	Queue    string

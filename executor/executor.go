@@ -25,6 +25,11 @@ import (
 	"github.com/rmlab/lab/worker"
 )
 
+// Points are the pause points `lab worker executor` announces, in the order a
+// message meets them; a lesson's spawn pause-at= and wait until= are
+// checked against them when it loads.
+var Points = []string{"claimed", "before-call", "after-call", "after-record"}
+
 // Executor sends tasks from one database through one provider.
 type Executor struct {
 	DB       *sql.DB

@@ -13,6 +13,10 @@ import (
 	"github.com/rmlab/lab/steps"
 )
 
+// bothLedgers ends a test lesson the way every lesson that runs must end:
+// with an unsafe and a safe ledger (literal figures need no service).
+const bothLedgers = "\n```ledger variant=unsafe\nintended: 1\napplied: 1\n```\n\n```ledger variant=safe\nintended: 1\napplied: 1\n```\n"
+
 func TestEveryLessonExistsInBothLanguagesWithTheSameSteps(t *testing.T) {
 	en, err := labs.Builtin("en")
 	if err != nil {
@@ -142,7 +146,7 @@ func TestMalformedLessonReportsFileLineAndProblem(t *testing.T) {
 
 func TestLessonFromOutsideTheBinaryLoads(t *testing.T) {
 	dir := t.TempDir()
-	src := "# Mine\n\n```lesson\nid: my-lesson\nnumber: 99\npart: outbox\n```\n\nProse.\n\n```reset db=blog_outbox_lab\n```\n\n```sql\nSELECT 1;\n```\n"
+	src := "# Mine\n\n```lesson\nid: my-lesson\nnumber: 99\npart: outbox\n```\n\nProse.\n\n```reset db=blog_outbox_lab\n```\n\n```sql\nSELECT 1;\n```\n" + bothLedgers
 	if err := os.WriteFile(filepath.Join(dir, "99-mine.md"), []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +154,7 @@ func TestLessonFromOutsideTheBinaryLoads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ls) != 1 || ls[0].ID != "my-lesson" || len(ls[0].Steps()) != 2 || ls[0].Blocks[0].Prose == "" {
+	if len(ls) != 1 || ls[0].ID != "my-lesson" || len(ls[0].Steps()) != 4 || ls[0].Blocks[0].Prose == "" {
 		t.Fatalf("got %+v", ls)
 	}
 	if ls[0].Steps()[1].Line != 14 {
@@ -162,7 +166,7 @@ func TestLessonFromOutsideTheBinaryLoads(t *testing.T) {
 // names itself with file:line; a repeated id leaves the second file out.
 func TestABrokenLessonFileLeavesTheOthersLoaded(t *testing.T) {
 	dir := t.TempDir()
-	good := "# Good\n\n```lesson\nid: good-one\nnumber: 1\npart: outbox\n```\n\n```sql\nSELECT 1;\n```\n"
+	good := "# Good\n\n```lesson\nid: good-one\nnumber: 1\npart: outbox\n```\n\n```sql\nSELECT 1;\n```\n" + bothLedgers
 	files := map[string]string{
 		"01-good.md":  good,
 		"02-bad.md":   "# Bad\n\n```lesson\nid: bad-one\nnumber: 2\npart: outbox\n```\n\n```sql sesion=A\nSELECT 1;\n```\n",
@@ -182,7 +186,7 @@ func TestABrokenLessonFileLeavesTheOthersLoaded(t *testing.T) {
 		t.Fatalf("want two file errors, got %v", err)
 	}
 	msg := err.Error()
-	for _, want := range []string{"02-bad.md:9: sql step has unknown attribute \"sesion\"", "03-again.md: lesson id good-one is also used by"} {
+	for _, want := range []string{"02-bad.md:9: sql step has unknown attribute \"sesion\"", "03-again.md:3: lesson id good-one is also used by"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("error %q does not contain %q", msg, want)
 		}

@@ -7,11 +7,13 @@ package labs
 import (
 	"bytes"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -30,27 +32,83 @@ var builtin embed.FS
 // Langs are the languages every built-in lesson is written in.
 var Langs = []string{"en", "zh"}
 
-// Builtin loads the lessons shipped in the binary, in one language.
+// Builtin loads the lessons shipped in the binary, in one language; a
+// translation is checked against the English lesson.
 func Builtin(lang string) ([]*lab.Lesson, error) {
-	return LoadFS(builtin, lang, "labs/"+lang)
+	ls, err := LoadFS(builtin, lang, "labs/"+lang)
+	if lang == "en" {
+		return ls, err
+	}
+	en, _ := LoadFS(builtin, "en", "labs/en")
+	return sameAsEnglish(ls, en, err)
 }
 
 // LoadDir loads lessons from a directory of an instructor's: DIR/LANG/*.md
-// when that exists, else DIR/*.md.
+// when that exists, else DIR/*.md (the folder's own language). A Chinese
+// lesson is checked against the English one of the same id (DIR/en/ or the
+// top-level files), and left out when its steps differ.
 func LoadDir(dir, lang string) ([]*lab.Lesson, error) {
 	fsys := os.DirFS(dir)
-	if st, err := os.Stat(filepath.Join(dir, lang)); err == nil && st.IsDir() {
-		return LoadFS(fsys, lang, filepath.Join(dir, lang))
+	if !isDir(filepath.Join(dir, lang)) {
+		return LoadFS(fsys, ".", dir)
 	}
-	return LoadFS(fsys, ".", dir)
+	ls, err := LoadFS(fsys, lang, filepath.Join(dir, lang))
+	if lang == "en" {
+		return ls, err
+	}
+	var en []*lab.Lesson
+	if isDir(filepath.Join(dir, "en")) {
+		en, _ = LoadFS(fsys, "en", filepath.Join(dir, "en"))
+	} else {
+		en, _ = LoadFS(fsys, ".", dir)
+	}
+	return sameAsEnglish(ls, en, err)
 }
 
-// LoadFS loads every *.md in dir of fsys (README.md excepted). shown is the
-// path used in messages. A file that does not parse, or repeats another's id
-// or number, is left out and named in the error, which joins one
-// `file:line: problem` per bad file: one broken file in an instructor's
-// directory must not hide the lessons that are fine. Callers decide what a
-// partial load means (the screen shows the rest, replay --all fails).
+func isDir(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
+}
+
+// sameAsEnglish leaves out a translation whose steps differ from its
+// English lesson's, with the first difference, beside the load's errors.
+func sameAsEnglish(tr, en []*lab.Lesson, loadErr error) ([]*lab.Lesson, error) {
+	bad := partial(loadErr)
+	if loadErr != nil && bad == nil {
+		return tr, loadErr
+	}
+	var out []*lab.Lesson
+	for _, l := range tr {
+		if e := Find(en, l.ID); e != nil {
+			if err := SameSteps(e, l); err != nil {
+				bad = append(bad, err)
+				continue
+			}
+		}
+		out = append(out, l)
+	}
+	if len(bad) > 0 {
+		return out, bad
+	}
+	return out, nil
+}
+
+func partial(err error) FileErrors {
+	var fe FileErrors
+	if errors.As(err, &fe) {
+		return fe
+	}
+	return nil
+}
+
+// LoadFS loads every lesson in dir of fsys: each *.md with a ```lesson
+// block (IsLesson); other Markdown files (a README, notes) are skipped. shown
+// is the path used in messages. A file with problems, or repeating another's
+// id or number, is left out and named in the error, a FileErrors with one
+// entry per file (each `file:line: problem` lines): one broken file in an
+// instructor's directory must not hide the lessons that are fine. Callers
+// decide what a partial load means (the screen shows the rest, replay --all
+// fails).
 func LoadFS(fsys fs.FS, dir, shown string) ([]*lab.Lesson, error) {
 	ents, err := fs.ReadDir(fsys, dir)
 	if err != nil {
@@ -58,10 +116,10 @@ func LoadFS(fsys fs.FS, dir, shown string) ([]*lab.Lesson, error) {
 	}
 	var out []*lab.Lesson
 	var bad []error
-	ids := map[string]string{}
-	nums := map[int]string{}
+	ids := map[string]*lab.Lesson{}
+	nums := map[int]*lab.Lesson{}
 	for _, e := range ents {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), ".md") || strings.EqualFold(e.Name(), "README.md") {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".md") {
 			continue
 		}
 		file := filepath.Join(shown, e.Name())
@@ -70,23 +128,26 @@ func LoadFS(fsys fs.FS, dir, shown string) ([]*lab.Lesson, error) {
 			bad = append(bad, fmt.Errorf("%s: %w", file, err))
 			continue
 		}
+		if !IsLesson(b) {
+			continue
+		}
 		l, err := Parse(file, b)
 		if err != nil {
-			bad = append(bad, err)
+			bad = append(bad, err) // all of the file's problems, one per line
 			continue
 		}
 		if l.Lang == "" && (dir == "en" || dir == "zh") {
 			l.Lang = dir
 		}
 		if prev, ok := ids[l.ID]; ok {
-			bad = append(bad, fmt.Errorf("%s: lesson id %s is also used by %s; left out", file, l.ID, prev))
+			bad = append(bad, Problem{File: file, Line: l.Line, Msg: fmt.Sprintf("lesson id %s is also used by %s:%d; left out — give one of them another id", l.ID, prev.File, prev.Line)})
 			continue
 		}
 		if prev, ok := nums[l.Number]; ok {
-			bad = append(bad, fmt.Errorf("%s: lesson number %d is also used by %s; left out", file, l.Number, prev))
+			bad = append(bad, Problem{File: file, Line: l.Line, Msg: fmt.Sprintf("lesson number %d is also used by %s:%d; left out — give one of them another number", l.Number, prev.File, prev.Line)})
 			continue
 		}
-		ids[l.ID], nums[l.Number] = file, file
+		ids[l.ID], nums[l.Number] = l, l
 		out = append(out, l)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Number < out[j].Number })
@@ -128,12 +189,17 @@ func LoadFile(path string) (*lab.Lesson, error) {
 
 var idRe = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 
-// Parse turns one Markdown file into a lesson. Every problem is reported as
-// file:line and what is wrong.
+// Parse turns one Markdown file into a lesson. Every problem is reported,
+// not only the first, each as file:line, what is wrong and the fix
+// (Problems); a file with any problem gives no lesson.
 func Parse(file string, src []byte) (*lab.Lesson, error) {
 	md := goldmark.New()
 	doc := md.Parser().Parse(text.NewReader(src))
 	l := &lab.Lesson{File: file}
+	var probs Problems
+	add := func(line int, format string, args ...any) {
+		probs = append(probs, Problem{File: file, Line: line, Msg: fmt.Sprintf(format, args...)})
+	}
 	var haveMeta bool
 	prose := 0 // start of the prose not yet emitted
 	lineOf := func(off int) int { return bytes.Count(src[:off], []byte("\n")) + 1 }
@@ -155,29 +221,37 @@ func Parse(file string, src []byte) (*lab.Lesson, error) {
 		start, end := fenceRange(src, fb)
 		line := lineOf(start)
 		body := string(fb.Lines().Value(src))
+		if i := swallowed(src, start, body); i >= 0 {
+			add(line+1+i, "a fence opens here inside the %s block that starts at line %d: that block's closing fence is missing, so it swallowed what follows — close it before this line", info, line)
+		}
 		if kind == "lesson" {
 			if haveMeta {
-				return nil, fmt.Errorf("%s:%d: a second lesson block; a lesson has one", file, line)
+				add(line, "a second lesson block; a lesson has one — delete this one or move it to its own file")
+				continue
 			}
 			haveMeta = true
-			if err := parseMeta(l, file, line, body); err != nil {
-				return nil, err
-			}
+			l.Line = line
+			parseMeta(l, file, line, body, add)
 			emitProse(start)
 			prose = end
 			continue
 		}
 		k, isStep := steps.Lookup(kind)
 		if !isStep {
+			if msg := kindTypo(kind); msg != "" {
+				add(line, "%s", msg)
+			}
 			continue // an ordinary code block: prose
 		}
 		attrs, err := ParseAttrs(rest)
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %s block: %v", file, line, kind, err)
+			add(line, "%s block: %v", kind, err)
+			continue
 		}
 		st := &lab.Step{Kind: kind, Attrs: attrs, Body: body, File: file, Line: line}
 		if err := k.Check(st); err != nil {
-			return nil, err
+			probs = append(probs, err)
+			continue
 		}
 		emitProse(start)
 		prose = end
@@ -186,18 +260,37 @@ func Parse(file string, src []byte) (*lab.Lesson, error) {
 	}
 	emitProse(len(src))
 	if !haveMeta {
-		return nil, fmt.Errorf("%s:1: no ```lesson block (it gives id:, number: and part:)", file)
+		add(1, "no ```lesson block (it gives id:, number: and part:); a Markdown file without one is not a lesson and is skipped in a folder")
 	}
 	if l.Title == "" {
-		return nil, fmt.Errorf("%s:1: no title: start the lesson with a # heading", file)
+		add(1, "no title: start the lesson with a # heading")
 	}
-	if !l.ExplainOnly && len(l.Steps()) == 0 {
-		return nil, fmt.Errorf("%s:1: lesson %s has no steps; mark it explain-only: true if nothing runs", file, l.ID)
+	if haveMeta && !l.ExplainOnly && len(l.Steps()) == 0 && len(probs) == 0 {
+		add(l.Line, "lesson %s has no steps; mark it explain-only: true if nothing runs", l.ID)
 	}
-	if err := checkChoices(l); err != nil {
-		return nil, err
+	checkChoices(l, &probs)
+	if haveMeta {
+		lint(l, add)
+	}
+	if len(probs) > 0 {
+		slices.SortStableFunc(probs, func(a, b error) int { return lineOfErr(a) - lineOfErr(b) })
+		return nil, probs
 	}
 	return l, nil
+}
+
+var errLineRe = regexp.MustCompile(`^[^:]*:(\d+):`)
+
+// lineOfErr is the line a `file:line: ...` error names, for sorting.
+func lineOfErr(err error) int {
+	if p, ok := err.(Problem); ok {
+		return p.Line
+	}
+	if m := errLineRe.FindStringSubmatch(err.Error()); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return n
+	}
+	return 0
 }
 
 // fenceRange is the byte range from the opening fence's line start to the
@@ -226,28 +319,32 @@ func fenceRange(src []byte, fb *ast.FencedCodeBlock) (int, int) {
 	return start, len(src)
 }
 
-func parseMeta(l *lab.Lesson, file string, line int, body string) error {
+func parseMeta(l *lab.Lesson, file string, line int, body string, add func(int, string, ...any)) {
 	for i, raw := range strings.Split(body, "\n") {
 		s := strings.TrimSpace(raw)
 		if s == "" || strings.HasPrefix(s, "#") {
 			continue
 		}
-		where := fmt.Sprintf("%s:%d", file, line+1+i)
+		at := line + 1 + i
 		k, v, ok := strings.Cut(s, ":")
 		if !ok {
-			return fmt.Errorf("%s: lesson block line %q: write key: value", where, s)
+			add(at, "lesson block line %q: write key: value", s)
+			continue
 		}
 		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if c := strings.Index(v, " #"); c >= 0 {
+			v = strings.TrimSpace(v[:c]) // a trailing comment, as in labs/README.md
+		}
 		switch k {
 		case "id":
 			if !idRe.MatchString(v) {
-				return fmt.Errorf("%s: id %q: use lowercase words joined by -", where, v)
+				add(at, "id %q: use lowercase words joined by -", v)
 			}
 			l.ID = v
 		case "number":
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 1 {
-				return fmt.Errorf("%s: number %q is not a positive whole number", where, v)
+				add(at, "number %q is not a positive whole number", v)
 			}
 			l.Number = n
 		case "part":
@@ -255,7 +352,7 @@ func parseMeta(l *lab.Lesson, file string, line int, body string) error {
 			case lab.PartIdempotency, lab.PartBroker, lab.PartOutbox:
 				l.Part = lab.Part(v)
 			default:
-				return fmt.Errorf("%s: part %q: use idempotency, broker or outbox", where, v)
+				add(at, "part %q: use idempotency, broker or outbox%s", v, steps.Suggest(v, []string{"idempotency", "broker", "outbox"}))
 			}
 		case "lang":
 			l.Lang = v
@@ -265,6 +362,14 @@ func parseMeta(l *lab.Lesson, file string, line int, body string) error {
 			for _, c := range strings.Split(v, ",") {
 				if c = strings.TrimSpace(c); c != "" {
 					l.Needs = append(l.Needs, lab.Capability(c))
+					if !slices.Contains(lab.Capabilities, lab.Capability(c)) {
+						var all []string
+						for _, k := range lab.Capabilities {
+							all = append(all, string(k))
+						}
+						add(at, "needs: %s is not a capability%s; use %s (lab doctor lists what the servers offer)",
+							c, steps.Suggest(c, all), strings.Join(all, ", "))
+					}
 				}
 			}
 		case "table":
@@ -272,13 +377,14 @@ func parseMeta(l *lab.Lesson, file string, line int, body string) error {
 			spec, q, _ := strings.Cut(v, "|")
 			f := strings.Fields(spec)
 			if len(f) != 2 {
-				return fmt.Errorf("%s: table: write DB TABLE, optionally | QUERY", where)
+				add(at, "table: write DB TABLE, optionally | QUERY")
+				continue
 			}
 			q = strings.TrimSpace(q)
 			if q == "" {
 				q = "SELECT * FROM " + f[1]
 			}
-			l.Tables = append(l.Tables, lab.TableView{Title: f[1], DB: f[0], Query: q})
+			l.Tables = append(l.Tables, lab.TableView{Title: f[1], DB: f[0], Query: q, Line: at})
 		case "queue":
 			for _, q := range strings.Split(v, ",") {
 				if q = strings.TrimSpace(q); q != "" {
@@ -286,21 +392,21 @@ func parseMeta(l *lab.Lesson, file string, line int, body string) error {
 				}
 			}
 		default:
-			return fmt.Errorf("%s: unknown lesson key %q (id, number, part, lang, needs, table, queue, explain-only)", where, k)
+			keys := []string{"id", "number", "part", "lang", "needs", "table", "queue", "explain-only"}
+			add(at, "unknown lesson key %q%s; the keys are %s", k, steps.Suggest(k, keys), strings.Join(keys, ", "))
 		}
 	}
 	switch {
 	case l.ID == "":
-		return fmt.Errorf("%s:%d: lesson block has no id:", file, line)
+		add(line, "lesson block has no id:")
 	case l.Number == 0:
-		return fmt.Errorf("%s:%d: lesson block has no number:", file, line)
+		add(line, "lesson block has no number:")
 	case l.Part == "":
-		return fmt.Errorf("%s:%d: lesson block has no part:", file, line)
+		add(line, "lesson block has no part:")
 	}
-	return nil
 }
 
-func checkChoices(l *lab.Lesson) error {
+func checkChoices(l *lab.Lesson, probs *Problems) {
 	opts := steps.Choices(l)
 	for _, s := range l.Steps() {
 		w, ok := s.Attrs["when"]
@@ -310,19 +416,24 @@ func checkChoices(l *lab.Lesson) error {
 		name, list, _ := strings.Cut(w, ":")
 		choice, ok := opts[name]
 		if !ok {
-			return fmt.Errorf("%s: when=%s names no choice step of this lesson", s.Where(), w)
+			var names []string
+			for n := range opts {
+				names = append(names, n)
+			}
+			*probs = append(*probs, fmt.Errorf("%s: when=%s names no choice step of this lesson%s", s.Where(), w, steps.Suggest(name, names)))
+			continue
 		}
 		for _, o := range strings.Split(list, ",") {
-			found := false
+			var names []string
 			for _, c := range choice {
-				found = found || c.Name == o
+				names = append(names, c.Name)
 			}
-			if !found {
-				return fmt.Errorf("%s: when=%s: %q is not an option of choice %s", s.Where(), w, o, name)
+			if !slices.Contains(names, o) {
+				*probs = append(*probs, fmt.Errorf("%s: when=%s: %q is not an option of choice %s%s; its options are %s", s.Where(), w, o, name,
+					steps.Suggest(o, names), strings.Join(names, ", ")))
 			}
 		}
 	}
-	return nil
 }
 
 // ParseAttrs reads key=value words; a value may be "double quoted"; a bare

@@ -35,6 +35,11 @@ import (
 	"github.com/rmlab/lab/worker"
 )
 
+// Points are the pause points `lab worker producer` announces, in the order a
+// message meets them; a lesson's spawn pause-at= and wait until= are
+// checked against them when it loads.
+var Points = []string{"after-commit", "before-publish", "after-publish", "after-confirm", "after-mark"}
+
 // Message is the event body every consumer of the lab reads.
 type Message struct {
 	EventID     string `json:"event_id"`

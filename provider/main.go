@@ -13,6 +13,11 @@ import (
 	"github.com/rmlab/lab/worker"
 )
 
+// Points are the pause points `lab worker provider` announces, in the order a
+// message meets them; a lesson's spawn pause-at= and wait until= are
+// checked against them when it loads.
+var Points = []string{"listening", "sent", "replayed"}
+
 // Main is `lab worker provider [--listen ADDR]`. It reaches "listening" once
 // it accepts requests, then "sent" for every SMS sent and "replayed" for
 // every request answered from its Idempotency-Key record.

@@ -58,6 +58,10 @@ const (
 	PointAfterMark    = "after-mark"
 )
 
+// Points are the pause points `lab worker relay` announces; a lesson's
+// spawn pause-at= and wait until= are checked against them when it loads.
+var Points = []string{PointClaimLocked, PointAfterClaim, PointAfterPublish, PointAfterConfirm, PointAfterMark}
+
 // Hooks is where a pass announces its points and logs; worker.Points in a
 // `lab worker relay` process, nothing in the benchmark.
 type Hooks interface {

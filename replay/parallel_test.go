@@ -17,6 +17,10 @@ import (
 	"github.com/rmlab/lab/steps"
 )
 
+// bothLedgers ends a test lesson the way every lesson that runs must end:
+// with an unsafe and a safe ledger (literal figures need no service).
+const bothLedgers = "\n```ledger variant=unsafe\nintended: 1\napplied: 1\n```\n\n```ledger variant=safe\nintended: 1\napplied: 1\n```\n"
+
 // sleepLessons writes lessons that only let time pass: what the scheduler
 // does is then all there is to see.
 func sleepLessons(t *testing.T, specs ...string) []*lab.Lesson {
@@ -28,7 +32,7 @@ func sleepLessons(t *testing.T, specs ...string) []*lab.Lesson {
 			needs = "needs: broker-control\n"
 		}
 		src := fmt.Sprintf("# Lesson %d\n\n```lesson\nid: sleep-%d\nnumber: %d\npart: outbox\nexplain-only: false\n%s```\n\n```sleep for=%s\n```\n",
-			i+1, i+1, i+1, needs, strings.TrimSuffix(spec, "!"))
+			i+1, i+1, i+1, needs, strings.TrimSuffix(spec, "!")) + bothLedgers
 		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%02d-sleep.md", i+1)), []byte(src), 0o644); err != nil {
 			t.Fatal(err)
 		}

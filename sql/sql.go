@@ -7,6 +7,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"regexp"
 	"strings"
 )
 
@@ -31,6 +32,38 @@ func Names() []string {
 		}
 		return nil
 	})
+	return out
+}
+
+// Databases are the article's two databases, the only ones a lesson names.
+func Databases() []string { return []string{"blog_idempotency_lab", "blog_outbox_lab"} }
+
+var createRe = regexp.MustCompile(`(?i)CREATE TABLE\s+(?:IF NOT EXISTS\s+)?` + "`?" + `([a-z_][a-z0-9_]*)`)
+
+// Tables lists the tables the embedded SQL creates in an article database:
+// its schema's, and those of the other statement files beside it.
+func Tables(db string) []string {
+	schema := Schema(db)
+	if schema == "" {
+		return nil
+	}
+	dir := schema[:strings.IndexByte(schema, '/')+1]
+	var out []string
+	for _, name := range Names() {
+		if strings.HasPrefix(name, dir) {
+			src, _ := File(name)
+			out = append(out, CreatedTables(src)...)
+		}
+	}
+	return out
+}
+
+// CreatedTables are the tables the CREATE TABLE statements in src create.
+func CreatedTables(src string) []string {
+	var out []string
+	for _, m := range createRe.FindAllStringSubmatch(src, -1) {
+		out = append(out, m[1])
+	}
 	return out
 }
 

@@ -22,6 +22,9 @@ import (
 	"github.com/rmlab/lab/services"
 )
 
+// proxyVar is ${proxy}: where the fault proxy listens.
+const proxyVar = "proxy"
+
 func init() {
 	RegisterResetHook(amqpReset)
 	RegisterSource("broker", brokerSource)
@@ -170,7 +173,7 @@ func (st *amqpState) proxyFor() (*amqpproxy.Proxy, error) {
 		return nil, err
 	}
 	st.proxy = p
-	st.r.SetVar("proxy", p.Addr())
+	st.r.SetVar(proxyVar, p.Addr())
 	return p, nil
 }
 

@@ -48,6 +48,9 @@ func (ledgerKind) Check(s *lab.Step) error {
 	if err := CheckAttrs(s, "variant", "expect", "db"); err != nil {
 		return err
 	}
+	if err := CheckDB(s, s.Attrs["db"]); err != nil {
+		return err
+	}
 	switch s.Attrs["variant"] {
 	case "unsafe", "safe":
 	default:

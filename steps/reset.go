@@ -44,7 +44,7 @@ func (resetKind) Check(s *lab.Step) error {
 	}
 	for _, db := range SplitList(s.Attrs["db"]) {
 		if labsql.Schema(db) == "" {
-			return fmt.Errorf("%s: reset db=%s: the lab knows blog_idempotency_lab and blog_outbox_lab", s.Where(), db)
+			return fmt.Errorf("%s: reset db=%s is not one of the article's databases%s; use blog_idempotency_lab and/or blog_outbox_lab", s.Where(), db, Suggest(db, labsql.Databases()))
 		}
 	}
 	return nil

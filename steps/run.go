@@ -206,6 +206,15 @@ func (r *Run) Applies(s *lab.Step) bool {
 	return false
 }
 
+// BuiltinVars are the ${name}s steps set as a run goes (SetVar): the SMS
+// provider's address once a wait saw it listening, the fault proxy's once a
+// proxy step started it. Any other ${name} is a choice of the lesson;
+// ${name:N} is N seconds.
+var BuiltinVars = []string{providerVar, proxyVar}
+
+// VarRe matches a well-formed ${name} or ${name:N}.
+var VarRe = varRe
+
 var varRe = regexp.MustCompile(`\$\{([a-z][a-z0-9-]*)(?::([0-9]+))?\}`)
 
 // Expand substitutes ${choice-name} with the option taken and ${lease:N}
@@ -314,7 +323,8 @@ func CheckAttrs(s *lab.Step, allowed ...string) error {
 	}
 	for k := range s.Attrs {
 		if !ok[k] {
-			return fmt.Errorf("%s: %s step has unknown attribute %q (allowed: %s)", s.Where(), s.Kind, k, strings.Join(allowed, ", "))
+			return fmt.Errorf("%s: %s step has unknown attribute %q%s; allowed: %s", s.Where(), s.Kind, k,
+				Suggest(k, append(allowed, "when", "label")), strings.Join(append(allowed, "when", "label"), ", "))
 		}
 	}
 	return nil

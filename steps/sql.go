@@ -3,6 +3,7 @@ package steps
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -32,6 +33,9 @@ func (sqlKind) Check(s *lab.Step) error {
 	if err := CheckAttrs(s, "session", "db", "file", "error", "blocks", "timeout", "grace"); err != nil {
 		return err
 	}
+	if err := CheckDB(s, s.Attrs["db"]); err != nil {
+		return err
+	}
 	if f := s.Attrs["file"]; f != "" {
 		if _, err := labsql.File(f); err != nil {
 			return fmt.Errorf("%s: %v", s.Where(), err)
@@ -48,6 +52,16 @@ func (sqlKind) Check(s *lab.Step) error {
 		}
 	}
 	return nil
+}
+
+// CheckDB rejects a database name the lab does not know ("" is fine: the
+// lesson's first table view's database).
+func CheckDB(s *lab.Step, db string) error {
+	if db == "" || slices.Contains(labsql.Databases(), db) {
+		return nil
+	}
+	return fmt.Errorf("%s: %s step db=%s is not one of the article's databases%s; use %s", s.Where(), s.Kind, db,
+		Suggest(db, labsql.Databases()), strings.Join(labsql.Databases(), " or "))
 }
 
 // Statements returns what a sql step sends, namespace applied, in order.

@@ -4,12 +4,18 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/batch"
+	"github.com/rmlab/lab/consumer"
+	"github.com/rmlab/lab/executor"
+	"github.com/rmlab/lab/producer"
 	"github.com/rmlab/lab/provider"
+	"github.com/rmlab/lab/relay"
 	"github.com/rmlab/lab/worker"
 )
 
@@ -30,11 +36,47 @@ func init() {
 // The body holds the program's flags (whitespace separated).
 type spawnKind struct{}
 
+// Programs are the worker programs a spawn step can start, each with the
+// pause points it announces (declared beside its code).
+var Programs = map[string][]string{
+	"consumer":       consumer.Points,
+	"relay":          relay.Points,
+	"producer":       producer.Points,
+	"batch-consumer": batch.Points,
+	"executor":       executor.Points,
+	"provider":       provider.Points,
+}
+
+// ProgramNames lists Programs, sorted.
+func ProgramNames() []string {
+	var out []string
+	for p := range Programs {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}
+
 func (spawnKind) Check(s *lab.Step) error {
 	if err := CheckAttrs(s, "name", "program", "pause-at"); err != nil {
 		return err
 	}
-	return Require(s, "name", "program")
+	if err := Require(s, "name", "program"); err != nil {
+		return err
+	}
+	prog := s.Attrs["program"]
+	points, ok := Programs[prog]
+	if !ok {
+		return fmt.Errorf("%s: spawn program=%s is not a worker program%s; use one of %s", s.Where(), prog,
+			Suggest(prog, ProgramNames()), strings.Join(ProgramNames(), ", "))
+	}
+	for _, pt := range SplitList(s.Attrs["pause-at"]) {
+		if !strings.Contains(pt, "${") && !slices.Contains(points, pt) { // with a ${choice}: the loader checks each option
+			return fmt.Errorf("%s: spawn pause-at=%s: %s never pauses there%s; its points are %s (lab worker %s --help)",
+				s.Where(), pt, prog, Suggest(pt, points), strings.Join(points, ", "), prog)
+		}
+	}
+	return nil
 }
 
 func (spawnKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {

@@ -11,12 +11,16 @@ import (
 	"github.com/rmlab/lab/steps"
 )
 
+// bothLedgers ends a test lesson the way every lesson that runs must end:
+// with an unsafe and a safe ledger (literal figures need no service).
+const bothLedgers = "\n```ledger variant=unsafe\nintended: 1\napplied: 1\n```\n\n```ledger variant=safe\nintended: 1\napplied: 1\n```\n"
+
 // An instructor's directory with one broken file still opens: the good
 // lessons are listed and the status line names the broken file and line.
 func TestTheScreenOpensWithTheLessonsThatLoadedAndNamesTheBrokenFile(t *testing.T) {
 	setEnv(t, ProgressEnv, filepath.Join(t.TempDir(), "progress.json"))
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "01-fine.md"), []byte("# Fine\n\n```lesson\nid: fine\nnumber: 1\npart: outbox\n```\n\n```sql\nSELECT 1;\n```\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "01-fine.md"), []byte("# Fine\n\n```lesson\nid: fine\nnumber: 1\npart: outbox\n```\n\n```sql\nSELECT 1;\n```\n"+bothLedgers), 0o644)
 	os.WriteFile(filepath.Join(dir, "02-bad.md"), []byte("# Bad\n\n```lesson\nid: bad\nnumber: 2\npart: outbox\n```\n\n```sql sesion=A\nSELECT 1;\n```\n"), 0o644)
 	a, err := newApp(context.Background(), Options{Env: &steps.Env{}, Lang: "en", LessonsDir: dir})
 	if err != nil {
@@ -43,7 +47,7 @@ func TestALongStepTitleWrapsInsideTheLessonPane(t *testing.T) {
 	setEnv(t, ProgressEnv, filepath.Join(t.TempDir(), "progress.json"))
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "01-long.md"), []byte("# Long\n\n```lesson\nid: long\nnumber: 1\npart: outbox\n```\n\n"+
-		"```reset db=blog_outbox_lab,blog_idempotency_lab queues=orders.overwrite,orders.versioned,orders.audit exchanges=outbox.events,last.exchange.shown\n```\n"), 0o644)
+		"```reset db=blog_outbox_lab,blog_idempotency_lab queues=orders.overwrite,orders.versioned,orders.audit exchanges=outbox.events,last.exchange.shown\n```\n"+bothLedgers), 0o644)
 	a, err := newApp(context.Background(), Options{Env: &steps.Env{}, Lang: "en", LessonsDir: dir})
 	if err != nil {
 		t.Fatal(err)

@@ -37,6 +37,7 @@ usage:
   lab replay [ID ...|--all|FILE.md] [--json] [--junit FILE] [--transcript FILE] [--lang en|zh] [--parallel N]
                                    run lessons with no terminal; exit 1 if any expectation fails;
                                    N lessons side by side, each in a namespace of its own (NS_rK)
+  lab check [FILE|DIR ...]         every problem in lesson files (default: the built-in lessons), no server needed
   lab doctor [flags]               server versions, capabilities, which lessons can run
   lab clean [--namespace NS | --all-namespaces]
                                    drop what the lab created in a namespace (only what carries its mark)
@@ -116,6 +117,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch cmd {
 	case "list":
 		return cmdList(g, fs.Args(), stdout, stderr)
+	case "check":
+		return cmdCheck(fs.Args(), stdout, stderr)
 	case "doctor":
 		return cmdDoctor(ctx, g, stdout, stderr)
 	case "clean":

@@ -19,6 +19,10 @@ import (
 	"github.com/rmlab/lab/services"
 )
 
+// bothLedgers ends a test lesson the way every lesson that runs must end:
+// with an unsafe and a safe ledger (literal figures need no service).
+const bothLedgers = "\n```ledger variant=unsafe\nintended: 1\napplied: 1\n```\n\n```ledger variant=safe\nintended: 1\napplied: 1\n```\n"
+
 var bin string
 
 func TestMain(m *testing.M) {
@@ -114,7 +118,7 @@ func TestReplayJSONHasTheDocumentedShapeAndJUnitIsValidXML(t *testing.T) {
 
 func TestReplayExitsNonZeroWhenAnExpectationFails(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "wrong.md")
-	os.WriteFile(p, []byte("# Wrong\n\n```lesson\nid: wrong\nnumber: 1\npart: idempotency\ntable: blog_idempotency_lab points_account\n```\n\n```reset db=blog_idempotency_lab\n```\n\n```sql\nSELECT points FROM points_account WHERE user_id=7;\n```\n\n```expect\nvalue 11\n```\n"), 0o644)
+	os.WriteFile(p, []byte("# Wrong\n\n```lesson\nid: wrong\nnumber: 1\npart: idempotency\ntable: blog_idempotency_lab points_account\n```\n\n```reset db=blog_idempotency_lab\n```\n\n```sql\nSELECT points FROM points_account WHERE user_id=7;\n```\n\n```expect\nvalue 11\n```\n"+bothLedgers), 0o644)
 	out, errOut, code := runLab(t, "replay", p, "--json", "--namespace", "cliwrong")
 	if code != 1 {
 		t.Fatalf("exit %d, want 1\n%s", code, errOut)
@@ -226,7 +230,7 @@ func signalExit(t *testing.T, cmd *exec.Cmd, sig syscall.Signal) {
 // a failed lesson in its JSON, so CI cannot miss it.
 func TestABrokenLessonFileFailsReplayAllButTheOthersStillRun(t *testing.T) {
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "01-fine.md"), []byte("# Fine\n\n```lesson\nid: fine\nnumber: 1\npart: idempotency\n```\n\n```sql\nSELECT 1;\n```\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "01-fine.md"), []byte("# Fine\n\n```lesson\nid: fine\nnumber: 1\npart: idempotency\n```\n\n```sql\nSELECT 1;\n```\n"+bothLedgers), 0o644)
 	os.WriteFile(filepath.Join(dir, "02-bad.md"), []byte("# Bad\n\n```lesson\nid: bad\nnumber: 2\npart: idempotency\n```\n\n```sql sesion=A\nSELECT 1;\n```\n"), 0o644)
 	out, errOut, code := runLab(t, "list", "--lessons", dir)
 	if code != 1 || !strings.Contains(out, " 1  fine") || !strings.Contains(errOut, "02-bad.md:9: sql step has unknown attribute") {
@@ -260,7 +264,7 @@ func TestCleanRemovesOnlyWhatTheLabCreatedInTheNamespace(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "01-make.md"), []byte("# Make\n\n```lesson\nid: make-things\nnumber: 1\npart: broker\n```\n\n"+
 		"```reset db=blog_outbox_lab queues=cleanq exchanges=cleanx redis=lab:*\n```\n\n"+
 		"```declare\nexchange cleanx type=fanout\nqueue cleanq\nbind cleanq cleanx\n```\n\n"+
-		"```redis\nSET lab:clean-me 1\n```\n"), 0o644)
+		"```redis\nSET lab:clean-me 1\n```\n"+bothLedgers), 0o644)
 	if _, errOut, code := runLab(t, "replay", "--all", "--lessons", dir, "--namespace", "cliclean"); code != 0 {
 		t.Fatalf("making things: exit %d\n%s", code, errOut)
 	}
@@ -304,7 +308,7 @@ func TestCleanRemovesOnlyWhatTheLabCreatedInTheNamespace(t *testing.T) {
 // clean everyone's.)
 func TestAllNamespacesAreFoundFromTheLabsMarkedDatabases(t *testing.T) {
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "01-make.md"), []byte("# Make\n\n```lesson\nid: make-db\nnumber: 1\npart: outbox\n```\n\n```reset db=blog_outbox_lab\n```\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "01-make.md"), []byte("# Make\n\n```lesson\nid: make-db\nnumber: 1\npart: outbox\n```\n\n```reset db=blog_outbox_lab\n```\n"+bothLedgers), 0o644)
 	for _, ns := range []string{"clians1", "clians2"} {
 		if _, errOut, code := runLab(t, "replay", "--all", "--lessons", dir, "--namespace", ns); code != 0 {
 			t.Fatalf("%s: exit %d\n%s", ns, code, errOut)

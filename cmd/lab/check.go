@@ -1,0 +1,30 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/rmlab/lab/labs"
+)
+
+// cmdCheck is `lab check [FILE|DIR ...]`: every problem in the lessons, as
+// the screen and replay would meet them at load time, with no server.
+func cmdCheck(paths []string, stdout, stderr io.Writer) int {
+	r := labs.Check(paths...)
+	for _, p := range r.Problems {
+		fmt.Fprintln(stdout, p)
+	}
+	for _, s := range r.Skipped {
+		fmt.Fprintf(stdout, "%s: skipped: no ```lesson block, so not a lesson (notes and READMEs may sit beside lessons)\n", s)
+	}
+	what := "the built-in lessons"
+	if len(paths) > 0 {
+		what = fmt.Sprint(paths)
+	}
+	if len(r.Problems) > 0 {
+		fmt.Fprintf(stderr, "lab check: %d problem(s) in %s; %d lesson(s) load cleanly\n", len(r.Problems), what, r.Lessons)
+		return 1
+	}
+	fmt.Fprintf(stderr, "lab check: %d lesson(s) in %s, no problem\n", r.Lessons, what)
+	return 0
+}

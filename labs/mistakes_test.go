@@ -1,0 +1,129 @@
+package labs_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rmlab/lab/labs"
+)
+
+// head is a lesson's first 11 lines: its block ends at line 8, the reset
+// step starts at line 10, and a mistake's block starts at line 13.
+const head = "# T\n\n```lesson\nid: t\nnumber: 1\npart: idempotency\ntable: blog_idempotency_lab points_account\n```\n\n```reset db=blog_idempotency_lab\n```\n\n"
+
+// TestEveryMistakeAnInstructorMadeIsCaughtAtLoadWithFileLineAndFix feeds
+// the loader each mistake an instructor's three lessons hit, all of which
+// used to pass silently or fail far from the cause, and wants the file, the
+// line and the fix in the message.
+func TestEveryMistakeAnInstructorMadeIsCaughtAtLoadWithFileLineAndFix(t *testing.T) {
+	cases := []struct {
+		name, src string
+		want      []string
+	}{
+		{"a typo in a step kind is not prose", head + "```expcet\nok\n```\n" + bothLedgers,
+			[]string{"t.md:13:", "```expcet is not a step kind (did you mean expect?)", "give a prose block a language such as text"}},
+		{"sqll is not prose either", head + "```sqll\nSELECT 1;\n```\n" + bothLedgers,
+			[]string{"t.md:13:", "(did you mean sql?)"}},
+		{"an unknown variable is not sent as text", head + "```choice name=first\nmark: mark first\npoints: points first\n```\n\n```sql\nSELECT '${frist}';\n```\n" + bothLedgers,
+			[]string{"t.md:18:", "${frist} would be sent as it is", "(did you mean first?)"}},
+		{"an unknown pause point", head + "```spawn name=c1 program=consumer pause-at=after-comit\n--strategy one-tx\n```\n" + bothLedgers,
+			[]string{"t.md:13:", "consumer never pauses there (did you mean after-commit?)", "lab worker consumer --help"}},
+		{"a wait for a point the program never reaches", head + "```spawn name=c1 program=consumer\n--strategy one-tx\n```\n\n```wait worker=c1 until=after-claim\n```\n" + bothLedgers,
+			[]string{"t.md:17:", "never reaches that point", "or until=exit"}},
+		{"no safe ledger", head + "```ledger variant=unsafe\nintended: 1\napplied: 1\n```\n",
+			[]string{"t.md:3:", "no ledger variant=safe", "ends with the unsafe and the safe ledger"}},
+		{"a typo in needs: is not a missing server capability", strings.Replace(head, "part: idempotency\n", "part: idempotency\nneeds: skip-lock\n", 1) + bothLedgers,
+			[]string{"t.md:7:", "needs: skip-lock is not a capability (did you mean skip-locked?)", "lab doctor"}},
+		{"a missing closing fence swallows the next step", head + "```publish channel=pub exchange=orders key=k\n{\"id\":1}\n\n```expect\nok\n```\n" + bothLedgers,
+			[]string{"t.md:16:", "inside the publish channel=pub exchange=orders key=k block that starts at line 13", "close it before this line"}},
+		{"a wrong database lists the valid ones", head + "```sql db=blog_idempotency\nSELECT 1;\n```\n" + bothLedgers,
+			[]string{"t.md:13:", "(did you mean blog_idempotency_lab?)", "use blog_idempotency_lab or blog_outbox_lab"}},
+		{"a table the schemas do not create", strings.Replace(head, "points_account", "point_account", 1) + bothLedgers,
+			[]string{"t.md:7:", "has no table point_account (did you mean points_account?)"}},
+		{"a kill of a worker never spawned", head + "```spawn name=c1 program=consumer\n--strategy one-tx\n```\n\n```kill worker=c2\n```\n" + bothLedgers,
+			[]string{"t.md:17:", "no earlier spawn step starts a worker named c2 (did you mean c1?)", "the workers spawned before it are c1"}},
+		{"an unknown attribute", head + "```sql sesion=A\nSELECT 1;\n```\n" + bothLedgers,
+			[]string{"t.md:13:", "(did you mean session?)", "allowed: session"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := labs.Parse("t.md", []byte(c.src))
+			if err == nil {
+				t.Fatalf("loaded without a problem:\n%s", c.src)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("the message lacks %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+}
+
+// TestEveryProblemOfAFileIsReportedNotOnlyTheFirst: an instructor fixes a
+// file after one check, not one mistake per run.
+func TestEveryProblemOfAFileIsReportedNotOnlyTheFirst(t *testing.T) {
+	src := head + "```expcet\nok\n```\n\n```sql db=blog_outbox\nSELECT 1;\n```\n\n```kill worker=c1\n```\n"
+	_, err := labs.Parse("t.md", []byte(src))
+	var ps labs.Problems
+	if err == nil || !errorsAs(err, &ps) || len(ps) < 4 {
+		t.Fatalf("want the kind typo, the database, the worker and the ledgers, got:\n%v", err)
+	}
+	for i, w := range []string{"t.md:3:", "t.md:13:", "t.md:17:", "t.md:21:"} {
+		if !strings.HasPrefix(ps[i].Error(), w) {
+			t.Errorf("problem %d is %q, want it at %s (in line order)", i, ps[i], w)
+		}
+	}
+}
+
+func errorsAs(err error, ps *labs.Problems) bool {
+	p, ok := err.(labs.Problems)
+	*ps = p
+	return ok
+}
+
+// TestAFolderPairsTranslationsChecksThemAndSkipsNotes: a Chinese lesson
+// whose steps differ from the English one is left out with both places
+// named; a lesson id used twice names both lines; a Markdown file with no
+// lesson block (notes) is skipped, not an error.
+func TestAFolderPairsTranslationsChecksThemAndSkipsNotes(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "en"), 0o755)
+	os.MkdirAll(filepath.Join(dir, "zh"), 0o755)
+	en := head + "```sql\nSELECT 1;\n```\n" + bothLedgers
+	os.WriteFile(filepath.Join(dir, "en", "01-t.md"), []byte(en), 0o644)
+	os.WriteFile(filepath.Join(dir, "zh", "01-t.md"), []byte(strings.Replace(en, "SELECT 1;", "SELECT 2;", 1)), 0o644)
+	os.WriteFile(filepath.Join(dir, "en", "02-again.md"), []byte(strings.Replace(en, "number: 1", "number: 2", 1)), 0o644)
+	os.WriteFile(filepath.Join(dir, "en", "notes.md"), []byte("# Notes for the workshop\n\n```sql\nSELECT 'not a step';\n```\n"), 0o644)
+
+	r := labs.Check(dir)
+	all := ""
+	for _, p := range r.Problems {
+		all += p.Error() + "\n"
+	}
+	for _, w := range []string{
+		filepath.Join(dir, "zh", "01-t.md") + ":13: step 2 (sql) differs from the English one at " + filepath.Join(dir, "en", "01-t.md") + ":13",
+		filepath.Join(dir, "en", "02-again.md") + ":3: lesson id t is also used by " + filepath.Join(dir, "en", "01-t.md") + ":3",
+	} {
+		if !strings.Contains(all, w) {
+			t.Errorf("lab check lacks %q:\n%s", w, all)
+		}
+	}
+	if strings.Contains(all, "notes.md") || len(r.Skipped) != 1 || !strings.HasSuffix(r.Skipped[0], "notes.md") {
+		t.Errorf("notes.md: problems %q, skipped %v; want it skipped as not a lesson", all, r.Skipped)
+	}
+	if r.Lessons != 1 {
+		t.Errorf("%d lessons load cleanly, want 1 (the English one)", r.Lessons)
+	}
+}
+
+// TestTheShippedLessonsPassLabCheck: `lab check labs/` finds nothing.
+func TestTheShippedLessonsPassLabCheck(t *testing.T) {
+	for _, r := range []labs.Report{labs.Check(), labs.Check(".")} {
+		if len(r.Problems) > 0 || r.Lessons != 50 {
+			t.Errorf("%d lessons, problems: %v", r.Lessons, r.Problems)
+		}
+	}
+}
