@@ -53,7 +53,7 @@ func ParseArgs(args []string) (Options, error) {
 	fs.StringVar(&o.Consumer, "consumer", "points-award", "consumer_name of the mark")
 	fs.StringVar(&o.DB, "db", services.IdempotencyDB, "article database (namespace added)")
 	if err := fs.Parse(args); err != nil {
-		return o, fmt.Errorf("lab worker batch-consumer: %v", err)
+		return o, worker.FlagError("lab worker batch-consumer", fs, err)
 	}
 	switch {
 	case fs.NArg() > 0:

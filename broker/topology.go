@@ -3,7 +3,10 @@ package broker
 import (
 	"context"
 	"fmt"
+	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 	lab "github.com/rmlab/lab"
@@ -21,14 +24,107 @@ type Queue struct {
 	Name    string
 	Type    string // classic (default), quorum or stream
 	Durable bool
+	// Extra are further x-arguments (dead-lettering, limits, TTLs), typed
+	// as the broker wants them (QueueArgs).
+	Extra amqp.Table
 }
 
-// Args are the declare arguments the type needs.
+// Args are the declare arguments: the type's and Extra.
 func (q Queue) Args() amqp.Table {
-	if q.Type == "" || q.Type == Classic {
+	if (q.Type == "" || q.Type == Classic) && len(q.Extra) == 0 {
 		return nil
 	}
-	return amqp.Table{"x-queue-type": q.Type}
+	t := amqp.Table{}
+	for k, v := range q.Extra {
+		t[k] = v
+	}
+	if q.Type != "" && q.Type != Classic {
+		t["x-queue-type"] = q.Type
+	}
+	return t
+}
+
+// An Arg is one declare argument a lesson may write, with its type.
+type Arg struct {
+	Name string
+	Kind string // "exchange" (a name, namespaced), "string", "int", "duration" (sent in ms), or a list of words
+	Help string
+}
+
+// QueueArgs are the queue arguments a declare line may set.
+var QueueArgs = []Arg{
+	{"x-dead-letter-exchange", "exchange", "where rejected, expired or over-limit messages go"},
+	{"x-dead-letter-routing-key", "string", "the routing key they go with (default: their own)"},
+	{"x-delivery-limit", "int", "quorum: dead-letter (or drop) after this many deliveries"},
+	{"x-message-ttl", "duration", "a message expires after this long in the queue (e.g. 5s, 500ms)"},
+	{"x-expires", "duration", "the queue is deleted after this long unused"},
+	{"x-max-length", "int", "at most this many messages ready"},
+	{"x-overflow", "drop-head|reject-publish|reject-publish-dlx", "what happens past x-max-length"},
+	{"x-dead-letter-strategy", "at-most-once|at-least-once", "quorum: how dead-lettering is confirmed"},
+	{"x-single-active-consumer", "bool", "one consumer at a time gets deliveries"},
+}
+
+// ExchangeArgs are the exchange arguments a declare line may set.
+var ExchangeArgs = []Arg{
+	{"alternate-exchange", "exchange", "where messages no queue takes go"},
+}
+
+// ArgValue turns a lesson's text into the typed value the broker expects;
+// names maps an exchange name to the one sent (namespaced).
+func ArgValue(a Arg, v string, names func(string) string) (any, error) {
+	switch a.Kind {
+	case "exchange":
+		return names(v), nil
+	case "string":
+		return v, nil
+	case "int":
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("%s=%s: want a whole number ≥ 0", a.Name, v)
+		}
+		return n, nil
+	case "bool":
+		if v != "true" && v != "false" {
+			return nil, fmt.Errorf("%s=%s: want true or false", a.Name, v)
+		}
+		return v == "true", nil
+	case "duration":
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return nil, fmt.Errorf("%s=%s: want a duration such as 5s or 500ms", a.Name, v)
+		}
+		return d.Milliseconds(), nil
+	}
+	for _, w := range strings.Split(a.Kind, "|") {
+		if v == w {
+			return v, nil
+		}
+	}
+	return nil, fmt.Errorf("%s=%s: want one of %s", a.Name, v, strings.ReplaceAll(a.Kind, "|", ", "))
+}
+
+// FindArg looks an argument up by name.
+func FindArg(args []Arg, name string) (Arg, bool) {
+	for _, a := range args {
+		if a.Name == name {
+			return a, true
+		}
+	}
+	return Arg{}, false
+}
+
+// argsText shows x-arguments in a stable order, as the learner reads them.
+func argsText(t amqp.Table) string {
+	var keys []string
+	for k := range t {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, " %s=%v", k, t[k])
+	}
+	return b.String()
 }
 
 // String is the declare as the learner reads it.
@@ -37,7 +133,7 @@ func (q Queue) String() string {
 	if typ == "" {
 		typ = Classic
 	}
-	return fmt.Sprintf("queue.declare %s type=%s durable=%t", q.Name, typ, q.Durable)
+	return fmt.Sprintf("queue.declare %s type=%s durable=%t", q.Name, typ, q.Durable) + argsText(q.Extra)
 }
 
 // Exchange is an exchange to declare.
@@ -45,10 +141,11 @@ type Exchange struct {
 	Name    string
 	Type    string // direct (default), fanout, topic, headers
 	Durable bool
+	Args    amqp.Table // alternate-exchange
 }
 
 func (x Exchange) String() string {
-	return fmt.Sprintf("exchange.declare %s type=%s durable=%t", x.Name, x.kind(), x.Durable)
+	return fmt.Sprintf("exchange.declare %s type=%s durable=%t", x.Name, x.kind(), x.Durable) + argsText(x.Args)
 }
 
 func (x Exchange) kind() string {
@@ -97,7 +194,7 @@ func DeclareExchange(ch *amqp.Channel, x Exchange) error {
 	if err := mark(ch, "exchange", x.Name); err != nil {
 		return err
 	}
-	return ch.ExchangeDeclare(x.Name, x.kind(), x.Durable, false, false, false, nil)
+	return ch.ExchangeDeclare(x.Name, x.kind(), x.Durable, false, false, false, x.Args)
 }
 
 // Bind binds b.

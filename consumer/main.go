@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,7 +29,17 @@ type Options struct {
 	Count    int
 	Ack      string // after-commit | before-commit
 	Prefetch int
+	// A poison message: the consumer fails on the delivery whose event id
+	// is Poison, whatever it holds, and settles it as OnPoison says.
+	Poison   string
+	OnPoison string // nack-requeue | nack | reject
 }
+
+// PoisonModes are how the consumer settles a poison message: nack with
+// requeue (it comes back, forever), nack or reject without requeue (the
+// broker dead-letters it when the queue has a dead-letter exchange, else
+// drops it).
+var PoisonModes = []string{"nack-requeue", "nack", "reject"}
 
 // ParseArgs reads the consumer's flags (the worker layer has taken --name and
 // --pause-at off already).
@@ -52,8 +63,10 @@ func ParseArgs(args []string) (Options, error) {
 	fs.IntVar(&o.Count, "count", 0, "stop after N deliveries (0: until SIGTERM)")
 	fs.StringVar(&o.Ack, "ack", "after-commit", "after-commit or before-commit")
 	fs.IntVar(&o.Prefetch, "prefetch", 1, "basic.qos prefetch count")
+	fs.StringVar(&o.Poison, "poison", "", "fail on the message with this event id (--queue only; pause point poisoned)")
+	fs.StringVar(&o.OnPoison, "on-poison", "nack-requeue", "settle the poison message: "+strings.Join(PoisonModes, ", "))
 	if err := fs.Parse(args); err != nil {
-		return o, fmt.Errorf("lab worker consumer: %v", err)
+		return o, worker.FlagError("lab worker consumer", fs, err)
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("lab worker consumer: unexpected argument %q", fs.Arg(0))
@@ -75,6 +88,10 @@ func ParseArgs(args []string) (Options, error) {
 		return o, fmt.Errorf("lab worker consumer: --ttl must be at least 1 second")
 	case o.Prefetch < 1:
 		return o, fmt.Errorf("lab worker consumer: --prefetch must be at least 1")
+	case !slices.Contains(PoisonModes, o.OnPoison):
+		return o, fmt.Errorf("lab worker consumer: --on-poison %q: use %s", o.OnPoison, strings.Join(PoisonModes, ", "))
+	case o.Poison != "" && o.Queue == "":
+		return o, fmt.Errorf("lab worker consumer: --poison needs --queue: a poison message is one a queue keeps delivering")
 	}
 	if o.Queue == "" {
 		var miss []string

@@ -65,7 +65,14 @@ func (c *Consumer) Consume(ctx context.Context, cfg services.Config, queue strin
 				}
 				return fmt.Errorf("the delivery stream of %s ended (channel or connection closed)", queue)
 			}
-			if err := c.delivery(ctx, a, d, o.Ack); err != nil {
+			if o.Poison != "" && poisoned(d, o.Poison) {
+				if err := c.poison(ctx, a, d, o.OnPoison); err != nil {
+					if ctx.Err() != nil {
+						return nil
+					}
+					return err
+				}
+			} else if err := c.delivery(ctx, a, d, o.Ack); err != nil {
 				if ctx.Err() != nil {
 					return nil
 				}
@@ -105,6 +112,12 @@ func (a *acker) ack(tag uint64) error {
 	return err
 }
 
+func (a *acker) reject(tag uint64) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.ch.Reject(tag, false)
+}
+
 func (a *acker) nack(tag uint64, requeue bool) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -120,6 +133,54 @@ func (c *Consumer) ackNow(ctx context.Context, a *acker, d amqp.Delivery) error 
 	}
 	c.logf("acked tag=%d", d.DeliveryTag)
 	return c.reach(ctx, "after-ack")
+}
+
+// poisoned reports whether d is the poison message: its message id, or its
+// body's event_id.
+func poisoned(d amqp.Delivery, id string) bool {
+	if d.MessageId == id {
+		return true
+	}
+	var m struct {
+		EventID string `json:"event_id"`
+	}
+	return json.Unmarshal(d.Body, &m) == nil && m.EventID == id
+}
+
+// poison fails on d as a consumer does on a message it can never process
+// (a bug, a payload no version of the code reads), and settles it as mode
+// says. Nothing is applied.
+func (c *Consumer) poison(ctx context.Context, a *acker, d amqp.Delivery, mode string) error {
+	c.logf("delivery tag=%d redelivered=%t message-id=%s%s: cannot be processed (a poison message)",
+		d.DeliveryTag, d.Redelivered, d.MessageId, deliveryCount(d))
+	if err := c.reach(ctx, "poisoned"); err != nil {
+		return err
+	}
+	var err error
+	switch mode {
+	case "nack-requeue":
+		err = a.nack(d.DeliveryTag, true)
+		c.logf("nacked tag=%d with requeue: the broker will deliver it again", d.DeliveryTag)
+		time.Sleep(200 * time.Millisecond) // a real consumer's retry pause; it still loops
+	case "nack":
+		err = a.nack(d.DeliveryTag, false)
+		c.logf("nacked tag=%d without requeue: the broker dead-letters it (or drops it, with no dead-letter exchange)", d.DeliveryTag)
+	case "reject":
+		err = a.reject(d.DeliveryTag)
+		c.logf("rejected tag=%d without requeue: the broker dead-letters it (or drops it, with no dead-letter exchange)", d.DeliveryTag)
+	}
+	if err != nil {
+		return fmt.Errorf("settle the poison message tag %d (%s): %w", d.DeliveryTag, mode, err)
+	}
+	return nil
+}
+
+// deliveryCount is ", x-delivery-count=N" when the broker counts (quorum).
+func deliveryCount(d amqp.Delivery) string {
+	if v, ok := d.Headers["x-delivery-count"]; ok {
+		return fmt.Sprintf(" x-delivery-count=%v", v)
+	}
+	return ""
 }
 
 // bodyShape is the JSON an effect reads, for error messages.

@@ -48,7 +48,7 @@ func Main(ctx context.Context, p *worker.Points, args []string) error {
 	noKey := fs.Bool("no-key", false, "call without an Idempotency-Key")
 	dbArticle := fs.String("db", services.IdempotencyDB, "article database name (namespace added)")
 	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("lab worker executor: %v", err)
+		return worker.FlagError("lab worker executor", fs, err)
 	}
 	if *base == "" {
 		return fmt.Errorf("lab worker executor: --provider is required: the SMS provider's base URL, which `lab worker provider` logs when it listens (lessons pass ${provider})")

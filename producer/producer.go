@@ -82,7 +82,7 @@ func ParseArgs(args []string) (Options, error) {
 	fs.DurationVar(&o.Timeout, "timeout", 5*time.Second, "how long to wait for the confirm")
 	fs.StringVar(&o.DB, "db", services.OutboxDB, "article database (namespace added)")
 	if err := fs.Parse(args); err != nil {
-		return o, fmt.Errorf("lab worker producer: %v", err)
+		return o, worker.FlagError("lab worker producer", fs, err)
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("lab worker producer: unexpected argument %q", fs.Arg(0))

@@ -26,7 +26,7 @@ func Main(ctx context.Context, p *worker.Points, args []string) error {
 	fs.SetOutput(io.Discard)
 	listen := fs.String("listen", "127.0.0.1:0", "address to listen on (default: a free loopback port)")
 	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("lab worker provider: %v", err)
+		return worker.FlagError("lab worker provider", fs, err)
 	}
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {

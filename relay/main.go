@@ -3,6 +3,7 @@ package relay
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -58,6 +59,9 @@ func Main(ctx context.Context, p *worker.Points, args []string) error {
 	fs.BoolVar(&cfg.FreshMessageID, "fresh-message-id", false, "UNSAFE: a new message id on every attempt")
 	fs.BoolVar(&cfg.NoMandatory, "no-mandatory", false, "UNSAFE: publish without mandatory (unroutable events are dropped)")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return worker.FlagError("lab worker relay", fs, err)
+		}
 		return fmt.Errorf("%v\nusage: %s", err, Usage)
 	}
 	if fs.NArg() > 0 {

@@ -34,6 +34,7 @@ func init() {
 	RegisterVerb("delivered", verbExtraInt("delivered"))
 	RegisterVerb("redelivered", verbRedelivered)
 	RegisterVerb("tags", verbTags)
+	RegisterVerb("header", verbHeader)
 	RegisterVerb("ready", verbQueue("ready"))
 	RegisterVerb("unacked", verbQueue("unacked"))
 	RegisterVerb("consumers", verbQueue("consumers"))

@@ -3,6 +3,7 @@ package steps
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -137,13 +138,21 @@ func (consumeKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 			}
 		}
 	}
-	o := &Outcome{Source: "consume " + name, Columns: []string{"delivery_tag", "redelivered", "message_id", "body"},
+	o := &Outcome{Source: "consume " + name, Columns: []string{"delivery_tag", "redelivered", "message_id", "headers", "body"},
 		Extra: map[string]string{"queue": article}}
 	red := 0
 	var tags []string
 	for _, d := range got {
-		o.Rows = append(o.Rows, []string{strconv.FormatUint(d.DeliveryTag, 10), strconv.FormatBool(d.Redelivered), d.MessageId, string(d.Body)})
-		obs = append(obs, fmt.Sprintf("← delivery tag=%d redelivered=%t message-id=%s body=%s (channel %s)", d.DeliveryTag, d.Redelivered, d.MessageId, d.Body, name))
+		hs := deliveryHeaders(r, d)
+		o.Rows = append(o.Rows, []string{strconv.FormatUint(d.DeliveryTag, 10), strconv.FormatBool(d.Redelivered), d.MessageId, hs.text(), string(d.Body)})
+		line := fmt.Sprintf("← delivery tag=%d redelivered=%t message-id=%s body=%s (channel %s)", d.DeliveryTag, d.Redelivered, d.MessageId, d.Body, name)
+		if t := hs.text(); t != "" {
+			line += "\n    headers: " + t
+		}
+		obs = append(obs, line)
+		for k, v := range hs {
+			o.Extra["header "+k] = v // the last delivery's, for expect header
+		}
 		tags = append(tags, strconv.FormatUint(d.DeliveryTag, 10))
 		if d.Redelivered {
 			red++
@@ -422,4 +431,75 @@ func pluralY(n int) string {
 		return "y"
 	}
 	return "ies"
+}
+
+// headers are the delivery facts a lesson checks with `expect header NAME
+// VALUE`: x-delivery-count (quorum queues), x-acquired-count (RabbitMQ 4.x),
+// the newest x-death entry's count, reason, queue and exchange (article
+// names), and x-first-death-reason.
+type headers map[string]string
+
+// HeaderNames are the names `expect header` knows.
+var HeaderNames = []string{"x-delivery-count", "x-acquired-count", "x-death.count", "x-death.reason", "x-death.queue", "x-death.exchange", "x-first-death-reason"}
+
+func deliveryHeaders(r *Run, d amqp.Delivery) headers {
+	h := headers{}
+	article := func(v any) string {
+		s := fmt.Sprint(v)
+		if ns := r.Env.Svc.Names.NS; ns != "" {
+			s = strings.TrimSuffix(s, "_"+ns)
+		}
+		return s
+	}
+	if v, ok := d.Headers["x-delivery-count"]; ok {
+		h["x-delivery-count"] = fmt.Sprint(v)
+	}
+	if v, ok := d.Headers["x-acquired-count"]; ok { // RabbitMQ 4.x: every delivery, nacks included
+		h["x-acquired-count"] = fmt.Sprint(v)
+	}
+	if v, ok := d.Headers["x-first-death-reason"]; ok {
+		h["x-first-death-reason"] = fmt.Sprint(v)
+	}
+	if deaths, ok := d.Headers["x-death"].([]any); ok && len(deaths) > 0 {
+		if t, ok := deaths[0].(amqp.Table); ok {
+			h["x-death.count"] = fmt.Sprint(t["count"])
+			h["x-death.reason"] = fmt.Sprint(t["reason"])
+			h["x-death.queue"] = article(t["queue"])
+			if x := article(t["exchange"]); x != "" {
+				h["x-death.exchange"] = x
+			} else {
+				h["x-death.exchange"] = `""` // the default exchange
+			}
+		}
+	}
+	return h
+}
+
+// text is the headers in a stable order, as the learner reads them.
+func (h headers) text() string {
+	var out []string
+	for _, k := range HeaderNames {
+		if v, ok := h[k]; ok {
+			out = append(out, k+"="+v)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// verbHeader is `expect header NAME VALUE` on the last delivery of a
+// consume step; `not header NAME` passes when the delivery has none.
+func verbHeader(_ *Run, o *Outcome, arg string) error {
+	name, want, _ := strings.Cut(arg, " ")
+	want = strings.TrimSpace(want)
+	if !slices.Contains(HeaderNames, name) {
+		return fmt.Errorf("header %s: the lab reads %s%s", name, strings.Join(HeaderNames, ", "), Suggest(name, HeaderNames))
+	}
+	got, ok := o.Extra["header "+name]
+	if !ok {
+		return fmt.Errorf("the last delivery has no %s", name)
+	}
+	if want != "" && got != want {
+		return fmt.Errorf("%s is %s", name, got)
+	}
+	return nil
 }

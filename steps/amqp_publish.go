@@ -42,6 +42,77 @@ type declLine struct {
 	name  string
 	other string // bind: the exchange
 	opts  map[string]string
+	order []string // option keys as written
+}
+
+// checkDeclOpt checks one option of a declare line, and names what is
+// allowed (every argument with its type) when it is not.
+func checkDeclOpt(what, k, v string, hasV bool) error {
+	var args []broker.Arg
+	switch what {
+	case "exchange":
+		switch {
+		case k == "durable" || k == "transient":
+			return nil
+		case k == "type":
+			if v == "direct" || v == "fanout" || v == "topic" || v == "headers" {
+				return nil
+			}
+			return fmt.Errorf("type=%s: an exchange is direct, fanout, topic or headers", v)
+		}
+		args = broker.ExchangeArgs
+	case "queue":
+		switch {
+		case k == "durable" || k == "transient":
+			return nil
+		case k == "type":
+			if broker.ValidType(v) {
+				return nil
+			}
+			return fmt.Errorf("type=%s: a queue is classic, quorum or stream", v)
+		}
+		args = broker.QueueArgs
+	case "bind":
+		if k == "key" {
+			return nil
+		}
+		return fmt.Errorf("%q: a bind line takes key=K only", k)
+	}
+	a, ok := broker.FindArg(args, k)
+	if !ok {
+		var names []string
+		for _, x := range args {
+			names = append(names, x.Name+"="+x.Kind)
+		}
+		return fmt.Errorf("%q is not understood%s; %s lines take type=, durable|transient and %s", k, Suggest(k, argNames(args)), what, strings.Join(names, ", "))
+	}
+	if !hasV || v == "" {
+		return fmt.Errorf("%s needs a value (%s)", k, a.Kind)
+	}
+	_, err := broker.ArgValue(a, v, func(s string) string { return s })
+	return err
+}
+
+func argNames(args []broker.Arg) []string {
+	var out []string
+	for _, a := range args {
+		out = append(out, a.Name)
+	}
+	return out
+}
+
+// declArgs are a line's x-arguments, typed, exchange names namespaced.
+func declArgs(r *Run, d declLine, args []broker.Arg) amqp.Table {
+	var t amqp.Table
+	for _, k := range d.order {
+		if a, ok := broker.FindArg(args, k); ok {
+			if t == nil {
+				t = amqp.Table{}
+			}
+			t[k], _ = broker.ArgValue(a, d.opts[k], r.amqpName)
+		}
+	}
+	return t
 }
 
 func parseDecl(s *lab.Step) ([]declLine, error) {
@@ -69,23 +140,15 @@ func parseDecl(s *lab.Step) ([]declLine, error) {
 		if need == 2 {
 			d.other = args[1]
 		}
+		// Options in the order written, so a message names the first
+		// one that is wrong, the same one every run.
 		for _, o := range args[need:] {
-			k, v, _ := strings.Cut(o, "=")
+			k, v, hasV := strings.Cut(o, "=")
+			if err := checkDeclOpt(d.what, k, v, hasV); err != nil {
+				return nil, fmt.Errorf("%s: declare line %q: %v", where, line, err)
+			}
 			d.opts[k] = v
-		}
-		for k, v := range d.opts {
-			ok := false
-			switch d.what {
-			case "exchange":
-				ok = k == "durable" || k == "transient" || (k == "type" && (v == "direct" || v == "fanout" || v == "topic" || v == "headers"))
-			case "queue":
-				ok = k == "durable" || k == "transient" || (k == "type" && broker.ValidType(v))
-			case "bind":
-				ok = k == "key"
-			}
-			if !ok {
-				return nil, fmt.Errorf("%s: declare line %q: %q is not understood here (exchange: type=direct|fanout|topic|headers, durable|transient; queue: type=classic|quorum|stream, durable|transient; bind: key=K)", where, line, k+"="+v)
-			}
+			d.order = append(d.order, k)
 		}
 		out = append(out, d)
 	}
@@ -126,11 +189,11 @@ func (declareKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		var shown string
 		switch d.what {
 		case "exchange":
-			x := broker.Exchange{Name: r.amqpName(d.name), Type: d.opts["type"], Durable: !transient}
+			x := broker.Exchange{Name: r.amqpName(d.name), Type: d.opts["type"], Durable: !transient, Args: declArgs(r, d, broker.ExchangeArgs)}
 			shown = x.String()
 			err = broker.DeclareExchange(ch, x)
 		case "queue":
-			q := broker.Queue{Name: r.amqpName(d.name), Type: d.opts["type"], Durable: !transient}
+			q := broker.Queue{Name: r.amqpName(d.name), Type: d.opts["type"], Durable: !transient, Extra: declArgs(r, d, broker.QueueArgs)}
 			shown = q.String()
 			err = broker.DeclareQueue(ch, q)
 			o.Extra["queue"] = d.name

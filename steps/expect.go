@@ -52,6 +52,7 @@ func RegisterVerb(name string, v Verb) {
 // One expectation per line: ok | error CODE | affected N | rows N |
 // value V | row V1 | V2 ... (the i-th row line matches the i-th row) |
 // waiting | elapsed >= 1s | elapsed < 5s | fact KEY VALUE | contains TEXT.
+// "not " before any of them passes when it fails: not contains TEXT.
 type expectKind struct{}
 
 func (expectKind) Check(s *lab.Step) error {
@@ -65,12 +66,16 @@ func (expectKind) Check(s *lab.Step) error {
 			continue
 		}
 		n++
-		verb, _, _ := strings.Cut(line, " ")
+		verb, _, _ := strings.Cut(strings.TrimPrefix(line, "not "), " ")
 		verbsMu.RLock()
 		_, ok := verbs[verb]
 		verbsMu.RUnlock()
 		if !ok {
-			return fmt.Errorf("%s:%d: unknown expectation %q (known: %s)", s.File, s.Line+1+i, verb, strings.Join(VerbNames(), ", "))
+			return fmt.Errorf("%s:%d: unknown expectation %q%s; known: %s (any of them after not)", s.File, s.Line+1+i, verb,
+				Suggest(verb, VerbNames()), strings.Join(VerbNames(), ", "))
+		}
+		if verb == "row" && strings.HasPrefix(line, "not ") {
+			return fmt.Errorf("%s:%d: not row: row lines match rows in order; check a row's absence with not contains TEXT", s.File, s.Line+1+i)
 		}
 	}
 	if n == 0 {
@@ -115,7 +120,8 @@ func (expectKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		verb, arg, _ := strings.Cut(line, " ")
+		positive, negated := strings.CutPrefix(line, "not ")
+		verb, arg, _ := strings.Cut(positive, " ")
 		arg = strings.TrimSpace(arg)
 		var err error
 		if verb == "row" {
@@ -126,6 +132,13 @@ func (expectKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 			v := verbs[verb]
 			verbsMu.RUnlock()
 			err = v(r, o, arg)
+		}
+		if negated {
+			if err == nil {
+				err = fmt.Errorf("it holds (in %q)", o.Text())
+			} else {
+				err = nil
+			}
 		}
 		if err != nil {
 			res.Passed = false

@@ -34,13 +34,23 @@ type Main func(ctx context.Context, p *Points, args []string) error
 var (
 	regMu    sync.Mutex
 	registry = map[string]Main{}
+	points   = map[string][]string{}
 )
 
-// Register makes a worker kind runnable as `lab worker KIND`.
-func Register(kind string, m Main) {
+// Register makes a worker kind runnable as `lab worker KIND`, announcing
+// the pause points given (--help lists them).
+func Register(kind string, m Main, pts []string) {
 	regMu.Lock()
 	defer regMu.Unlock()
 	registry[kind] = m
+	points[kind] = pts
+}
+
+// PointsOf are the pause points a registered kind announces.
+func PointsOf(kind string) []string {
+	regMu.Lock()
+	defer regMu.Unlock()
+	return points[kind]
 }
 
 // Lookup returns a registered worker kind.

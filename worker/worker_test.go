@@ -18,7 +18,7 @@ func TestMain(m *testing.M) {
 			p.Logf("did %s", pt)
 		}
 		return nil
-	})
+	}, []string{"a", "b", "c"})
 	if os.Getenv("LAB_WORKER_TEST_CHILD") == "1" {
 		os.Exit(RunChild(os.Args[2:]))
 	}

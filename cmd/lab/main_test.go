@@ -345,3 +345,34 @@ func TestAllNamespacesAreFoundFromTheLabsMarkedDatabases(t *testing.T) {
 		}
 	}
 }
+
+// lab worker KIND --help lists the program's pause points and its flags,
+// which labs/README.md points instructors to.
+func TestWorkerHelpListsEveryProgramsPausePointsAndFlags(t *testing.T) {
+	for prog, flag := range map[string]string{"consumer": "--strategy", "relay": "--lease", "producer": "--order",
+		"batch-consumer": "--queue", "executor": "--provider", "provider": "--listen"} {
+		out, errOut, code := runLab(t, "worker", prog, "--help")
+		if code != 0 || !strings.Contains(out, "pause points") || !strings.Contains(out, flag) {
+			t.Errorf("lab worker %s --help: exit %d\n%s%s", prog, code, out, errOut)
+		}
+	}
+	out, _, _ := runLab(t, "worker", "relay", "--help")
+	if !strings.Contains(out, "after-confirm") {
+		t.Errorf("relay's points are missing:\n%s", out)
+	}
+}
+
+// lab check passes on the shipped lessons and, on a folder with a mistake,
+// prints file:line and exits 1.
+func TestCheckPassesTheShippedLessonsAndNamesAMistakesFileAndLine(t *testing.T) {
+	if _, errOut, code := runLab(t, "check", "../../labs"); code != 0 {
+		t.Fatalf("lab check labs/: exit %d\n%s", code, errOut)
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "01-t.md"), []byte("# T\n\n```lesson\nid: t\nnumber: 1\npart: broker\n```\n\n```expcet\nok\n```\n"+bothLedgers), 0o644)
+	os.WriteFile(filepath.Join(dir, "notes.md"), []byte("# Notes\n"), 0o644)
+	out, _, code := runLab(t, "check", dir)
+	if code != 1 || !strings.Contains(out, "01-t.md:9: ```expcet is not a step kind (did you mean expect?)") || !strings.Contains(out, "notes.md: skipped") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+}

@@ -8,6 +8,6 @@ import (
 
 // The broker part's worker programs.
 func init() {
-	worker.Register("producer", producer.Main)
-	worker.Register("batch-consumer", batch.Main)
+	worker.Register("producer", producer.Main, producer.Points)
+	worker.Register("batch-consumer", batch.Main, batch.Points)
 }

@@ -9,7 +9,7 @@ import (
 
 // The idempotency part's worker programs.
 func init() {
-	worker.Register("consumer", consumer.Main)
-	worker.Register("executor", executor.Main)
-	worker.Register("provider", provider.Main)
+	worker.Register("consumer", consumer.Main, consumer.Points)
+	worker.Register("executor", executor.Main, executor.Points)
+	worker.Register("provider", provider.Main, provider.Points)
 }

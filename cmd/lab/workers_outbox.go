@@ -6,4 +6,4 @@ import (
 )
 
 // The outbox part's worker process: `lab worker relay`.
-func init() { worker.Register("relay", relay.Main) }
+func init() { worker.Register("relay", relay.Main, relay.Points) }

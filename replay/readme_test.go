@@ -1,0 +1,55 @@
+package replay_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rmlab/lab/labs"
+	"github.com/rmlab/lab/replay"
+)
+
+// TestTheReadmesDeadLetterExampleRunsAsWritten takes the worked
+// dead-lettering example out of labs/README.md, as an instructor would copy
+// it, and replays it on the real services: a dead-letter queue declared, a
+// message failed by a real consumer process, x-death checked.
+func TestTheReadmesDeadLetterExampleRunsAsWritten(t *testing.T) {
+	doc, err := os.ReadFile("../labs/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(doc), "## Dead-lettering, worked")
+	if !ok {
+		t.Fatal("labs/README.md has no section \"Dead-lettering, worked\"")
+	}
+	_, rest, _ = strings.Cut(rest, "````markdown\n")
+	example, _, ok := strings.Cut(rest, "````")
+	if !ok {
+		t.Fatal("the worked example's ````markdown block is not closed")
+	}
+	src := "# Dead letters\n\n```lesson\nid: readme-dead-letter\nnumber: 90\npart: broker\nneeds: quorum-queues\n```\n\n" +
+		example + "\n```ledger variant=unsafe\nintended: 1\napplied: 0\n```\n\n```ledger variant=safe\nintended: 1\napplied: 1\n```\n"
+	p := filepath.Join(t.TempDir(), "90-dead-letter.md")
+	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err := labs.LoadFile(p)
+	if err != nil {
+		t.Fatalf("the README's example does not load:\n%v", err)
+	}
+	e := env(t)
+	lr := replay.Lesson(context.Background(), e, l, replay.Options{Caps: e.Svc.Info.Caps(), StepTimeout: time.Minute})
+	if !lr.Passed {
+		t.Fatalf("the README's example fails: %s", lr.Why)
+	}
+	var sawDeath bool
+	for _, s := range lr.Steps {
+		sawDeath = sawDeath || strings.Contains(s.Observed, "x-death.reason=rejected")
+	}
+	if !sawDeath {
+		t.Error("no step showed x-death.reason=rejected")
+	}
+}
