@@ -89,3 +89,33 @@ func (m *Management) Queue(ctx context.Context, name string) (QueueFigures, erro
 	}
 	return QueueFigures{Exists: true, Type: q.Type, Ready: q.Ready, Unacked: q.Unacked, Consumers: q.Consumers}, nil
 }
+
+// Exchanges lists the names of every exchange in the vhost (the lab's
+// marks among them: MarkedNames reads them).
+func (m *Management) Exchanges(ctx context.Context) ([]string, error) {
+	u := m.Base + "/api/exchanges/" + url.PathEscape(m.VHost) + "?columns=name"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.SetBasicAuth(m.User, m.Pass)
+	resp, err := m.HTTP.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("management API at %s: %w", secret.URL(m.Base), err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("management API at %s answered HTTP %d listing exchanges", secret.URL(m.Base), resp.StatusCode)
+	}
+	var xs []struct {
+		Name string `json:"name"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&xs); err != nil {
+		return nil, fmt.Errorf("management API at %s: exchanges: %w", secret.URL(m.Base), err)
+	}
+	out := make([]string, 0, len(xs))
+	for _, x := range xs {
+		out = append(out, x.Name)
+	}
+	return out, nil
+}

@@ -172,6 +172,19 @@ const markPrefix = "lab.created-by-reliable-messaging-lab."
 // MarkOf is the name of the mark exchange for a queue or an exchange.
 func MarkOf(kind, name string) string { return markPrefix + kind + "." + name }
 
+// MarkedNames reads the lab's marks among exchange names: the real names
+// of the queues and exchanges the lab created.
+func MarkedNames(exchangeNames []string) (queues, exchanges []string) {
+	for _, n := range exchangeNames {
+		if rest, ok := strings.CutPrefix(n, markPrefix+"queue."); ok {
+			queues = append(queues, rest)
+		} else if rest, ok := strings.CutPrefix(n, markPrefix+"exchange."); ok {
+			exchanges = append(exchanges, rest)
+		}
+	}
+	return queues, exchanges
+}
+
 // DeclareQueue declares q and marks it as the lab's. The mark is declared
 // first: a queue the lab created always carries one.
 func DeclareQueue(ch *amqp.Channel, q Queue) error {

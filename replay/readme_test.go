@@ -53,3 +53,29 @@ func TestTheReadmesDeadLetterExampleRunsAsWritten(t *testing.T) {
 		t.Error("no step showed x-death.reason=rejected")
 	}
 }
+
+// TestAWaitShowsWhatTheWorkerPrintedBeforeIt: a worker that finished while
+// another step ran; the wait after it shows its whole output, so an expect
+// never passes on text the learner did not see.
+func TestAWaitShowsWhatTheWorkerPrintedBeforeIt(t *testing.T) {
+	src := "# W\n\n```lesson\nid: wait-shows-all\nnumber: 91\npart: idempotency\n```\n\n```reset db=blog_idempotency_lab\n```\n\n" +
+		"```spawn name=c1 program=consumer\n--strategy one-tx --event event-001 --key order:42:paid --user 7 --amount 10\n```\n\n" +
+		"```sleep for=2s\n```\n\n```wait worker=c1 until=exit\n```\n\n```expect\ncontains received\n```\n" +
+		"\n```ledger variant=unsafe\nintended: 1\napplied: 0\n```\n\n```ledger variant=safe\nintended: 1\napplied: 1\n```\n"
+	p := filepath.Join(t.TempDir(), "91-wait.md")
+	os.WriteFile(p, []byte(src), 0o644)
+	l, err := labs.LoadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := env(t)
+	lr := replay.Lesson(context.Background(), e, l, replay.Options{StepTimeout: time.Minute})
+	if !lr.Passed {
+		t.Fatalf("%s", lr.Why)
+	}
+	for _, s := range lr.Steps {
+		if s.Kind == "wait" && !strings.Contains(s.Observed, "received") {
+			t.Errorf("the wait shows %q, without what the worker printed before it", s.Observed)
+		}
+	}
+}

@@ -158,6 +158,21 @@ func parseDecl(s *lab.Step) ([]declLine, error) {
 	return out, nil
 }
 
+// Declared are the queues and exchanges (article names) a declare step
+// creates, for `lab clean`.
+func Declared(s *lab.Step) (queues, exchanges []string) {
+	lines, _ := parseDecl(s)
+	for _, d := range lines {
+		switch d.what {
+		case "queue":
+			queues = append(queues, d.name)
+		case "exchange":
+			exchanges = append(exchanges, d.name)
+		}
+	}
+	return queues, exchanges
+}
+
 func (declareKind) Check(s *lab.Step) error {
 	if err := CheckAttrs(s, "error", "allow-error"); err != nil {
 		return err

@@ -185,7 +185,13 @@ func (r *Run) figure(ctx context.Context, s *lab.Step, expr string) (int, string
 		sourcesMu.RUnlock()
 		if src != nil {
 			n, err := src(ctx, r, s, strings.TrimSpace(rest))
-			return n, expr, err
+			// Shown as run: a SELECT inside a source (outbox: … minus
+			// SELECT …) names the learner's databases.
+			shown := expr
+			if r.Env != nil && r.Env.Svc != nil {
+				shown = r.Env.Svc.Names.SQL(expr)
+			}
+			return n, shown, err
 		}
 	}
 	return 0, "", fmt.Errorf("cannot read %q: write a number, a SELECT, or a source prefix (%s)", expr, strings.Join(sourceNames(), ", "))

@@ -98,6 +98,7 @@ func (spawnKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		return fail("%v", err)
 	}
 	r.Workers.Add(p)
+	*r.State("worker-shown:"+p.Name, func() any { return new(int) }).(*int) = 0 // a new process: all of its output is new
 	cmd := fmt.Sprintf("lab worker %s --name %s", spec.Kind, spec.Name)
 	if len(spec.PauseAt) > 0 {
 		cmd += " --pause-at " + strings.Join(spec.PauseAt, ",")
@@ -160,7 +161,11 @@ func (waitKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	c, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	until := s.Attrs["until"]
-	before := len(p.Output())
+	// Everything the worker printed that no earlier wait showed, not only
+	// what it prints from now: an expect after this step checks the whole
+	// output, and the learner must have seen what it checks.
+	shown := r.State("worker-shown:"+p.Name, func() any { return new(int) }).(*int)
+	before := *shown
 	switch {
 	case until == "exit":
 		_, err = p.WaitExit(c)
@@ -176,8 +181,9 @@ func (waitKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	out := p.Output()
 	r.learnAddress(p, out)
 	if before > len(out) {
-		before = len(out)
+		before = 0 // a new process under the same name: its output is new
 	}
+	*shown = len(out)
 	obs := strings.Join(out[before:], "\n")
 	if obs != "" {
 		obs += "\n"

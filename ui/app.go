@@ -14,6 +14,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	lab "github.com/rmlab/lab"
 	"github.com/rmlab/lab/labs"
+	"github.com/rmlab/lab/progress"
 	"github.com/rmlab/lab/steps"
 	"github.com/rmlab/lab/worker"
 )
@@ -95,10 +96,14 @@ func newApp(ctx context.Context, opt Options) (*App, error) {
 	if err := a.loadErr[lang]; err != nil && (!errors.As(err, &leftOut) || len(a.lessons[lang]) == 0) {
 		return nil, err
 	}
-	path, err := ProgressPath()
-	prog := &Progress{Lessons: map[string]*LessonProgress{}}
+	ns := "" // progress is kept per namespace and lessons folder
+	if opt.Env != nil && opt.Env.Svc != nil {
+		ns = opt.Env.Svc.Names.NS
+	}
+	path, err := progress.Path(ns, opt.LessonsDir)
+	prog := progress.New()
 	if err == nil {
-		if p, lerr := LoadProgress(path); lerr == nil {
+		if p, lerr := progress.Load(path); lerr == nil {
 			prog = p
 		} else {
 			a.setStatus(fmt.Sprintf(textFor(lang).ProgressUnreadable, lerr.Error()), true)
@@ -501,7 +506,7 @@ func (a *App) restartRun() []tea.Cmd {
 // resetAll is R after y: every lesson's progress, and a new run of the
 // open one.
 func (a *App) resetAll() tea.Cmd {
-	a.c.progress.Lessons = map[string]*LessonProgress{}
+	a.c.progress.Lessons = map[string]*progress.Lesson{}
 	var cmds []tea.Cmd
 	if a.sess != nil {
 		cmds = a.restartRun()

@@ -12,6 +12,7 @@ import (
 	"charm.land/lipgloss/v2"
 	lab "github.com/rmlab/lab"
 	"github.com/rmlab/lab/labs"
+	"github.com/rmlab/lab/progress"
 	"github.com/rmlab/lab/steps"
 	"github.com/rmlab/lab/worker"
 )
@@ -101,7 +102,7 @@ func TestLanguageSwitchKeepsLessonStepAndRun(t *testing.T) {
 }
 
 func TestProgressIsSavedAndTheLabResumesWhereTheLearnerLeftOff(t *testing.T) {
-	setEnv(t, ProgressEnv, t.TempDir()+"/progress.json")
+	setEnv(t, progress.Env, t.TempDir()+"/progress.json")
 	a := newTestApp(t, nil, "en", "fixture-choice", 100, 30)
 	d := newDriver(t, a)
 	d.until("the lesson to open", 2*time.Second, idle)
@@ -110,7 +111,7 @@ func TestProgressIsSavedAndTheLabResumesWhereTheLearnerLeftOff(t *testing.T) {
 	d.press("enter") // its sleep; the other path's sleep is skipped
 	d.until("two steps", 5*time.Second, func(a *App) bool { return idle(a) && a.sess.next == 3 })
 	a.shutdown()
-	p, err := LoadProgress(os.Getenv(ProgressEnv))
+	p, err := progress.Load(os.Getenv(progress.Env))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,7 +336,7 @@ func TestChineseProseWrapsWithinThePaneAtAnyWidth(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &common{st: NewStyles(true, true), keys: DefaultKeyMap(), env: &steps.Env{}, lang: "zh",
-		progress: &Progress{Lessons: map[string]*LessonProgress{}}, now: time.Now}
+		progress: progress.New(), now: time.Now}
 	for w := 12; w <= 200; w += 7 {
 		p := newLessonPane(c)
 		p.SetSize(w, 40)

@@ -14,6 +14,7 @@ import (
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/progress"
 	"github.com/rmlab/lab/worker"
 )
 
@@ -96,7 +97,7 @@ func TestIdleCPUOnALesson(t *testing.T) {
 		secs = s
 	}
 	env := realEnv(t)
-	setEnv(t, ProgressEnv, t.TempDir()+"/progress.json")
+	setEnv(t, progress.Env, t.TempDir()+"/progress.json")
 	a, err := newApp(context.Background(), Options{Env: env, Lang: "en", Start: "idem-first-processing",
 		LessonsDir: lessonCopy(t, "01-idem-first-processing.md")})
 	if err != nil {

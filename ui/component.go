@@ -5,6 +5,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/progress"
 	"github.com/rmlab/lab/steps"
 )
 
@@ -26,7 +27,7 @@ type common struct {
 	keys     KeyMap
 	env      *steps.Env
 	lang     string
-	progress *Progress
+	progress *progress.File
 	caps     map[lab.Capability]bool // nil when unknown: nothing is flagged
 	now      func() time.Time        // pinned in golden tests
 }

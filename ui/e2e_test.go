@@ -12,6 +12,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/exp/teatest/v2"
+	"github.com/rmlab/lab/progress"
 	"github.com/rmlab/lab/services"
 	"github.com/rmlab/lab/steps"
 )
@@ -149,8 +150,8 @@ func tableRow(view, table string, changed bool, cells ...string) bool {
 // the first processing, marked as changed by that step.
 func TestWalkFirstProcessingLessonWithKeysShowsUser7At10(t *testing.T) {
 	env := realEnv(t)
-	progress := filepath.Join(t.TempDir(), "progress.json")
-	setEnv(t, ProgressEnv, progress)
+	progressFile := filepath.Join(t.TempDir(), "progress.json")
+	setEnv(t, progress.Env, progressFile)
 	a, err := newApp(context.Background(), Options{Env: env, Lang: "en", Start: "idem-first-processing",
 		LessonsDir: lessonCopy(t, "01-idem-first-processing.md")})
 	if err != nil {
@@ -203,14 +204,14 @@ func TestWalkFirstProcessingLessonWithKeysShowsUser7At10(t *testing.T) {
 	if n := len(final.sess.run.Sessions()); n != 0 {
 		t.Errorf("%d SQL sessions still open after quit", n)
 	}
-	p, err := LoadProgress(progress)
+	p, err := progress.Load(progressFile)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if lp := p.Lessons["idem-first-processing"]; lp == nil || !lp.Done || lp.Step != s.total {
 		t.Errorf("progress after the lesson: %+v", lp)
 	}
-	if _, err := os.Stat(progress); err != nil {
+	if _, err := os.Stat(progressFile); err != nil {
 		t.Error(err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
+	"github.com/rmlab/lab/progress"
 	"github.com/rmlab/lab/steps"
 )
 
@@ -40,8 +41,8 @@ var pinnedNow = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 // temp progress file and a pinned clock.
 func newTestApp(t testing.TB, env *steps.Env, lang, start string, w, h int) *App {
 	t.Helper()
-	if os.Getenv(ProgressEnv) == "" || !strings.HasPrefix(os.Getenv(ProgressEnv), os.TempDir()) {
-		setEnv(t, ProgressEnv, filepath.Join(t.TempDir(), "progress.json"))
+	if os.Getenv(progress.Env) == "" || !strings.HasPrefix(os.Getenv(progress.Env), os.TempDir()) {
+		setEnv(t, progress.Env, filepath.Join(t.TempDir(), "progress.json"))
 	}
 	if env == nil {
 		env = &steps.Env{}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rmlab/lab/progress"
 	"github.com/rmlab/lab/steps"
 )
 
@@ -18,7 +19,7 @@ const bothLedgers = "\n```ledger variant=unsafe\nintended: 1\napplied: 1\n```\n\
 // An instructor's directory with one broken file still opens: the good
 // lessons are listed and the status line names the broken file and line.
 func TestTheScreenOpensWithTheLessonsThatLoadedAndNamesTheBrokenFile(t *testing.T) {
-	setEnv(t, ProgressEnv, filepath.Join(t.TempDir(), "progress.json"))
+	setEnv(t, progress.Env, filepath.Join(t.TempDir(), "progress.json"))
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "01-fine.md"), []byte("# Fine\n\n```lesson\nid: fine\nnumber: 1\npart: outbox\n```\n\n```sql\nSELECT 1;\n```\n"+bothLedgers), 0o644)
 	os.WriteFile(filepath.Join(dir, "02-bad.md"), []byte("# Bad\n\n```lesson\nid: bad\nnumber: 2\npart: outbox\n```\n\n```sql sesion=A\nSELECT 1;\n```\n"), 0o644)
@@ -44,7 +45,7 @@ func TestTheScreenOpensWithTheLessonsThatLoadedAndNamesTheBrokenFile(t *testing.
 // A step whose attributes are longer than the pane (a reset listing its
 // queues and exchanges) wraps instead of losing its end at the border.
 func TestALongStepTitleWrapsInsideTheLessonPane(t *testing.T) {
-	setEnv(t, ProgressEnv, filepath.Join(t.TempDir(), "progress.json"))
+	setEnv(t, progress.Env, filepath.Join(t.TempDir(), "progress.json"))
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "01-long.md"), []byte("# Long\n\n```lesson\nid: long\nnumber: 1\npart: outbox\n```\n\n"+
 		"```reset db=blog_outbox_lab,blog_idempotency_lab queues=orders.overwrite,orders.versioned,orders.audit exchanges=outbox.events,last.exchange.shown\n```\n"+bothLedgers), 0o644)

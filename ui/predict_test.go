@@ -9,6 +9,7 @@ import (
 
 	lab "github.com/rmlab/lab"
 	"github.com/rmlab/lab/labs"
+	"github.com/rmlab/lab/progress"
 	"github.com/rmlab/lab/steps"
 )
 
@@ -41,7 +42,7 @@ func TestPredictMenuMatchesGoldenFile(t *testing.T) {
 // says the prediction differs from the article's answer, and the progress
 // keeps the pick for a resume.
 func TestPredictStepTakesThePickWithoutBranching(t *testing.T) {
-	setEnv(t, ProgressEnv, t.TempDir()+"/progress.json")
+	setEnv(t, progress.Env, t.TempDir()+"/progress.json")
 	a := newTestApp(t, nil, "en", "fixture-predict", 100, 30)
 	d := newDriver(t, a)
 	d.until("the lesson to open", 2*time.Second, idle)
@@ -75,7 +76,7 @@ func TestPredictStepTakesThePickWithoutBranching(t *testing.T) {
 		}
 	}
 	a.shutdown()
-	p, err := LoadProgress(os.Getenv(ProgressEnv))
+	p, err := progress.Load(os.Getenv(progress.Env))
 	if err != nil {
 		t.Fatal(err)
 	}

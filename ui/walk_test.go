@@ -14,6 +14,7 @@ import (
 	lab "github.com/rmlab/lab"
 	"github.com/rmlab/lab/broker"
 	"github.com/rmlab/lab/labs"
+	"github.com/rmlab/lab/progress"
 	"github.com/rmlab/lab/services"
 	"github.com/rmlab/lab/steps"
 
@@ -101,7 +102,7 @@ func containsInt(xs []int, x int) bool {
 // walks it with keys. dir is the lessons directory, "" for the built-in
 // lessons.
 func walkLesson(t *testing.T, env *steps.Env, dir, lang string, l *lab.Lesson, last bool) {
-	setEnv(t, ProgressEnv, filepath.Join(t.TempDir(), "progress.json"))
+	setEnv(t, progress.Env, filepath.Join(t.TempDir(), "progress.json"))
 	a, err := newApp(context.Background(), Options{Env: env, Lang: lang, Start: l.ID, LessonsDir: dir})
 	if err != nil {
 		t.Fatal(err)

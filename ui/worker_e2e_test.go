@@ -9,6 +9,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/rmlab/lab/progress"
 	"github.com/rmlab/lab/worker"
 )
 
@@ -38,7 +39,7 @@ func workerState(a *App, name string) (worker.Status, bool) {
 func TestKillAndContinueRealWorkersAndNoneOutlivesTheLab(t *testing.T) {
 	env := realEnv(t)
 	env.Binary = labBinary(t)
-	setEnv(t, ProgressEnv, filepath.Join(t.TempDir(), "progress.json"))
+	setEnv(t, progress.Env, filepath.Join(t.TempDir(), "progress.json"))
 	a, err := newApp(context.Background(), Options{Env: env, Lang: "en", Start: "fixture-workers", LessonsDir: "testdata/worker-lessons"})
 	if err != nil {
 		t.Fatal(err)

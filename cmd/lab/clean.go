@@ -65,6 +65,11 @@ func cmdClean(ctx context.Context, g globals, allNamespaces bool, stdout, stderr
 	bc := broker.NewClient(svc.Config.AMQP)
 	defer bc.Close()
 	cl.broker = bc
+	if svc.Info.Management {
+		if m, err := broker.ManagementFor(svc.Config.AMQP, svc.Config.Management); err == nil {
+			cl.marks, _ = m.Exchanges(c) // without the list, the lessons' names still go
+		}
+	}
 	for _, n := range spaces {
 		cl.namespace(c, n)
 	}
@@ -81,8 +86,33 @@ type cleaner struct {
 	svc               *services.Services
 	broker            *broker.Client
 	queues, exchanges []string
+	marks             []string // every exchange name at the broker, when the management API lists them
 	out               io.Writer
 	failed            bool
+}
+
+// markedIn are the real names of the queues and exchanges the broker's
+// marks say the lab created in a named namespace (their names end _NS).
+// The default namespace's names carry no suffix to tell them from any
+// other's, so it gets only what the lessons name.
+func (cl *cleaner) markedIn(names services.Names) (queues, exchanges []string) {
+	if names.NS == "" {
+		return nil, nil
+	}
+	q, x := broker.MarkedNames(cl.marks)
+	keep := func(in []string) []string {
+		var out []string
+		for _, n := range in {
+			// orders_alice is alice's; orders_alice_r1 ends _r1 but is
+			// alice's replay lane's, not learner r1's: the article's
+			// names hold no '_'.
+			if article, ok := strings.CutSuffix(n, "_"+names.NS); ok && article != "" && !strings.Contains(article, "_") {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	return keep(q), keep(x)
 }
 
 func (cl *cleaner) report(what string, err error) {
@@ -121,13 +151,23 @@ func (cl *cleaner) namespace(ctx context.Context, names services.Names) {
 	if svc.Info.AMQPErr != nil {
 		cl.report("", fmt.Errorf("queues and exchanges: %v", svc.Info.AMQPErr))
 	} else {
-		// Queues first, then the exchanges they were bound to.
+		// Queues first, then the exchanges they were bound to: what the
+		// lessons name, and what the broker's marks say the lab created
+		// in this namespace (any lesson's, loaded or not).
+		mq, mx := cl.markedIn(names)
 		for _, set := range []struct {
-			kind  string
-			names []string
-		}{{"queue", cl.queues}, {"exchange", cl.exchanges}} {
+			kind         string
+			names, extra []string
+		}{{"queue", cl.queues, mq}, {"exchange", cl.exchanges, mx}} {
+			done := map[string]bool{}
 			for _, n := range set.names {
+				done[names.Name(n)] = true
 				cl.report(cl.broker.Remove(ctx, set.kind, names.Name(n)))
+			}
+			for _, real := range set.extra {
+				if !done[real] {
+					cl.report(cl.broker.Remove(ctx, set.kind, real))
+				}
 			}
 		}
 	}
@@ -174,8 +214,9 @@ func labNamespaces(ctx context.Context, svc *services.Services) ([]services.Name
 }
 
 // brokerNames are the queues and exchanges (article names) the lessons'
-// reset steps clear: every built-in lesson in both languages, and an
-// instructor's own with --lessons.
+// reset steps clear and declare steps create: every built-in lesson in both
+// languages, and an instructor's own with --lessons. (With the management
+// API, the broker's own marks add whatever else the lab created.)
 func brokerNames(g globals) (queues, exchanges []string, err error) {
 	qs, xs := map[string]bool{}, map[string]bool{}
 	var all []*lab.Lesson
@@ -192,6 +233,15 @@ func brokerNames(g globals) (queues, exchanges []string, err error) {
 	}
 	for _, l := range all {
 		for _, s := range l.Steps() {
+			if s.Kind == "declare" {
+				q, x := steps.Declared(s)
+				for _, n := range q {
+					qs[n] = true
+				}
+				for _, n := range x {
+					xs[n] = true
+				}
+			}
 			if s.Kind != "reset" {
 				continue
 			}

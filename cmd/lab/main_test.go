@@ -376,3 +376,32 @@ func TestCheckPassesTheShippedLessonsAndNamesAMistakesFileAndLine(t *testing.T) 
 		t.Errorf("exit %d:\n%s", code, out)
 	}
 }
+
+// lab clean --namespace removes what any lesson declared in the namespace,
+// loaded or not: with the management API it reads the broker's own marks,
+// so an instructor's lesson queues go without --lessons DIR. (CI's
+// RabbitMQ 4.x node has the plugin; LAB_REQUIRE_MANAGEMENT=1 there.)
+func TestCleanFindsAnyLessonsQueuesFromTheBrokersMarks(t *testing.T) {
+	ctx := context.Background()
+	svc, err := services.Connect(ctx, services.Config{NoDocker: true}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	if !svc.Info.Management {
+		if os.Getenv("LAB_REQUIRE_MANAGEMENT") == "1" {
+			t.Fatalf("the management API must answer here: %s", svc.Info.ManagementNote)
+		}
+		t.Skipf("needs the management API (%s)", svc.Info.ManagementNote)
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "01-mine.md"), []byte("# Mine\n\n```lesson\nid: mine\nnumber: 1\npart: broker\n```\n\n"+
+		"```declare\nexchange mine.x type=fanout\nqueue mine.q\nbind mine.q mine.x\n```\n"+bothLedgers), 0o644)
+	if _, errOut, code := runLab(t, "replay", "--all", "--lessons", dir, "--namespace", "climarks"); code != 0 {
+		t.Fatalf("replay: exit %d\n%s", code, errOut)
+	}
+	out, errOut, code := runLab(t, "clean", "--namespace", "climarks") // no --lessons
+	if code != 0 || !strings.Contains(out, "queue.delete mine.q_climarks") || !strings.Contains(out, "exchange.delete mine.x_climarks") {
+		t.Fatalf("clean: exit %d\n%s%s", code, out, errOut)
+	}
+}

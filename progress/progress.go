@@ -1,0 +1,124 @@
+// Package progress is the learner's progress store: how far they got in
+// each lesson, the choices they took and the predictions they made, kept
+// per namespace and lessons folder under the XDG state directory, so two
+// learners on one account, or an instructor's lessons and the built-in
+// ones, never share a file.
+package progress
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Env overrides where progress is kept (tests point it at a temp file so
+// they never touch the learner's real one).
+const Env = "LAB_PROGRESS_FILE"
+
+// Lesson is how far the learner got in one lesson.
+type Lesson struct {
+	Done bool `json:"done"`
+	// Step is the index of the next step to run: steps before it have run.
+	Step int `json:"step"`
+	// Choices are the options taken, so a resume replays the same path.
+	Choices map[string]string `json:"choices,omitempty"`
+	// Predictions are the learner's picks at predict steps: a resume does
+	// not ask again.
+	Predictions map[string]string `json:"predictions,omitempty"`
+	Updated     time.Time         `json:"updated"`
+}
+
+// File is a whole progress file.
+type File struct {
+	Last    string             `json:"last,omitempty"` // the lesson open at quit
+	Lang    string             `json:"lang,omitempty"`
+	Lessons map[string]*Lesson `json:"lessons"`
+}
+
+// New is an empty progress.
+func New() *File { return &File{Lessons: map[string]*Lesson{}} }
+
+// Path is where progress is kept: $LAB_PROGRESS_FILE, else
+// $XDG_STATE_HOME/rmlab (default ~/.local/state/rmlab)/progress[-NS][-DIR].json,
+// NS the namespace and DIR a short hash of an instructor's lessons folder.
+// Progress is state, not configuration.
+func Path(namespace, lessonsDir string) (string, error) {
+	if p := os.Getenv(Env); p != "" {
+		return p, nil
+	}
+	dir := os.Getenv("XDG_STATE_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", err
+		}
+		dir = filepath.Join(home, ".local", "state")
+	}
+	name := "progress"
+	if namespace != "" {
+		name += "-" + namespace
+	}
+	if lessonsDir != "" {
+		abs, err := filepath.Abs(lessonsDir)
+		if err != nil {
+			abs = lessonsDir
+		}
+		sum := sha256.Sum256([]byte(abs))
+		name += "-" + filepath.Base(abs) + "-" + hex.EncodeToString(sum[:4])
+	}
+	return filepath.Join(dir, "rmlab", name+".json"), nil
+}
+
+// Load reads the file; a missing file is an empty progress. The built-in
+// lessons' default file is first looked for where the lab kept it before
+// (<user config dir>/rmlab/progress.json), so nobody loses their place.
+func Load(path string) (*File, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) && os.Getenv(Env) == "" && filepath.Base(path) == "progress.json" {
+		if dir, derr := os.UserConfigDir(); derr == nil {
+			b, err = os.ReadFile(filepath.Join(dir, "rmlab", "progress.json"))
+		}
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return New(), nil
+	}
+	if err != nil {
+		return New(), err
+	}
+	p := New()
+	if err := json.Unmarshal(b, p); err != nil {
+		return New(), err
+	}
+	if p.Lessons == nil {
+		p.Lessons = map[string]*Lesson{}
+	}
+	return p, nil
+}
+
+// Of returns the lesson's progress, creating it.
+func (p *File) Of(id string) *Lesson {
+	lp := p.Lessons[id]
+	if lp == nil {
+		lp = &Lesson{}
+		p.Lessons[id] = lp
+	}
+	return lp
+}
+
+// Write replaces the file at path with b atomically (a crash mid-write
+// leaves the old file, never half of one).
+func Write(path string, b []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
