@@ -28,10 +28,13 @@ func (p Problem) Error() string { return fmt.Sprintf("%s:%d: %s", p.File, p.Line
 // instructor fixes them all after one run, not one per run.
 type Problems []error
 
-func (ps Problems) Error() string {
-	s := make([]string, len(ps))
-	for i, p := range ps {
-		s[i] = p.Error()
+func (ps Problems) Error() string { return lines(ps) }
+
+// lines joins errors one per line.
+func lines(errs []error) string {
+	s := make([]string, len(errs))
+	for i, e := range errs {
+		s[i] = e.Error()
 	}
 	return strings.Join(s, "\n")
 }

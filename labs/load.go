@@ -161,13 +161,7 @@ func LoadFS(fsys fs.FS, dir, shown string) ([]*lab.Lesson, error) {
 // each; the lessons that loaded come back beside it.
 type FileErrors []error
 
-func (e FileErrors) Error() string {
-	s := make([]string, len(e))
-	for i, err := range e {
-		s[i] = err.Error()
-	}
-	return strings.Join(s, "\n")
-}
+func (e FileErrors) Error() string { return lines(e) }
 
 func (e FileErrors) Unwrap() []error { return e }
 

@@ -99,6 +99,10 @@ type Run struct {
 	// takes the article's answer.
 	Predictions map[string]string
 	Workers     worker.Group
+	// Short shortens the lesson's waits as replay does (${lease:30} → 3):
+	// the screen's re-run of a reopened lesson, and everything after it in
+	// that run, so the state rebuilt fast stays consistent.
+	Short bool
 
 	mu       sync.Mutex
 	sessions map[string]*Session
@@ -225,7 +229,7 @@ func (r *Run) Expand(s string) string {
 		sub := varRe.FindStringSubmatch(m)
 		if sub[2] != "" {
 			n, _ := strconv.Atoi(sub[2])
-			if r.Env.Replay {
+			if r.Shortened() {
 				n = ShortSeconds(n)
 			}
 			return strconv.Itoa(n)
@@ -243,6 +247,9 @@ func (r *Run) Expand(s string) string {
 	})
 }
 
+// Shortened reports whether this run's waits are replay's short ones.
+func (r *Run) Shortened() bool { return r.Short || (r.Env != nil && r.Env.Replay) }
+
 // ShortSeconds is how replay shortens the article's waits of tens of seconds.
 func ShortSeconds(n int) int {
 	if n <= 2 {
@@ -255,6 +262,10 @@ func ShortSeconds(n int) int {
 	return s
 }
 
+// offline are the kinds that run with no services (a screen opened with
+// none, a test): every other kind fails with the reason instead.
+var offline = map[string]bool{"sleep": true, "choice": true, "predict": true, "expect": true, "show": true}
+
 // Step runs one step: the choice filter, expansion, the kind, and the result
 // bookkeeping every kind shares.
 func (r *Run) Step(ctx context.Context, s *lab.Step) lab.Result {
@@ -265,6 +276,9 @@ func (r *Run) Step(ctx context.Context, s *lab.Step) lab.Result {
 	k, ok := Lookup(s.Kind)
 	if !ok {
 		return lab.Result{Kind: s.Kind, Line: s.Line, Why: "unknown step kind " + s.Kind}
+	}
+	if (r.Env == nil || r.Env.Svc == nil) && !offline[s.Kind] {
+		return lab.Result{Kind: s.Kind, Line: s.Line, Why: "no services: this step talks to MySQL, RabbitMQ or Redis, which the lab is not connected to (see lab doctor)"}
 	}
 	x := *s
 	x.Body = r.Expand(s.Body)

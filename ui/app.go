@@ -324,8 +324,9 @@ func (a *App) move(d int) {
 }
 
 // open shows lesson id, starting a new run unless it is already open. A
-// lesson with progress resumes: its steps re-run up to where the learner
-// was, with the same choices.
+// lesson with progress offers to resume (its steps re-run up to where the
+// learner was, with the same choices and replay's short waits) or to start
+// over; nothing runs until the learner answers.
 func (a *App) open(id string) tea.Cmd {
 	l := a.find(id)
 	if l == nil {
@@ -339,7 +340,7 @@ func (a *App) open(id string) tea.Cmd {
 	cmds := a.newSession(l)
 	s := a.sess
 	if lp := a.c.progress.Lessons[id]; lp != nil && lp.Step > 0 && len(s.steps) > 0 {
-		s.catchUp = min(lp.Step, len(s.steps))
+		s.offer = min(lp.Step, len(s.steps))
 		for k, v := range lp.Choices {
 			s.run.Choices[k] = v
 		}
@@ -412,10 +413,25 @@ func (a *App) runStep() tea.Cmd {
 	return tea.Batch(cmd, a.spin.Tick)
 }
 
-// runNext is enter in the lesson: take the highlighted option of a choice
-// or predict step, or run the next step.
+// resume takes the offer of a reopened lesson: its steps re-run, without
+// keys and with replay's short waits, up to where the learner was.
+func (a *App) resume() tea.Cmd {
+	s := a.sess
+	s.catchUp, s.resumeTo, s.offer = s.offer, s.offer, 0
+	s.run.Short = true
+	a.setStatus(fmt.Sprintf(a.c.t().Resuming, s.catchUp), false)
+	a.lesson.Rebuild()
+	return a.advance()
+}
+
+// runNext is enter in the lesson: take a reopened lesson's offer to
+// resume, the highlighted option of a choice or predict step, or run the
+// next step.
 func (a *App) runNext() tea.Cmd {
 	s := a.sess
+	if s != nil && s.offer > 0 && !s.running {
+		return a.resume()
+	}
 	switch {
 	case s == nil:
 		return nil
@@ -444,7 +460,12 @@ func (a *App) stepDone(m stepDoneMsg) tea.Cmd {
 	}
 	a.panels.ledger.Set(s.ledgers)
 	lp := a.c.progress.Of(s.lessonID)
-	lp.Step, lp.Done, lp.Updated = s.next, s.Done(), time.Now()
+	if s.next >= s.resumeTo {
+		s.resumeTo = 0 // the re-run reached the learner's place
+	}
+	if s.resumeTo == 0 {
+		lp.Step, lp.Done, lp.Updated = s.next, s.Done(), time.Now()
+	}
 	lp.Choices = map[string]string{}
 	for k, v := range s.run.Choices {
 		lp.Choices[k] = v
@@ -515,7 +536,18 @@ func (a *App) resetAll() tea.Cmd {
 	return tea.Batch(append(cmds, a.saver.save(a.c.progress))...)
 }
 
+func findIn(ls []*lab.Lesson, id string) *lab.Lesson {
+	for _, l := range ls {
+		if l.ID == id {
+			return l
+		}
+	}
+	return nil
+}
+
 // switchLang is l: the other language, same lesson, same step, same Run.
+// A lesson with no file in the other language stays, and the status line
+// says why.
 func (a *App) switchLang() tea.Cmd {
 	other := "zh"
 	if a.c.lang == "zh" {
@@ -527,6 +559,10 @@ func (a *App) switchLang() tea.Cmd {
 			msg += ": " + err.Error()
 		}
 		a.setStatus(msg, true)
+		return nil
+	}
+	if a.sess != nil && findIn(a.lessons[other], a.sess.lessonID) == nil {
+		a.setStatus(fmt.Sprintf(a.c.t().NoTranslation, a.sess.lessonID, other), true)
 		return nil
 	}
 	a.c.lang = other

@@ -4,6 +4,7 @@ import (
 	"context"
 	"image/color"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -120,11 +121,21 @@ func TestProgressIsSavedAndTheLabResumesWhereTheLearnerLeftOff(t *testing.T) {
 		t.Fatalf("progress = %+v (last %q), want step 3 with kill-at=between", lp, p.Last)
 	}
 
-	// A new lab with no lesson named opens the last one and re-runs its
-	// steps, on the same path, up to where the learner was.
+	// A new lab with no lesson named opens the last one and offers to
+	// resume; enter re-runs its steps, on the same path and with replay's
+	// short waits, up to where the learner was.
 	b := newTestApp(t, nil, "en", "", 100, 30)
 	db := newDriver(t, b)
+	db.until("the offer", 5*time.Second, idle)
+	if b.sess.next != 0 || b.sess.offer != 3 || !strings.Contains(plainView(b.lesson.View()), "You had run 3 of") {
+		t.Fatalf("reopening ran steps before the learner answered, or offered nothing: next %d, offer %d\n%s",
+			b.sess.next, b.sess.offer, plainView(b.lesson.View()))
+	}
+	db.press("enter")
 	db.until("the resume to catch up", 5*time.Second, func(a *App) bool { return idle(a) && a.sess.next == 3 })
+	if !b.sess.run.Short {
+		t.Error("the re-run does not use replay's short waits")
+	}
 	if b.sess.lessonID != "fixture-choice" || b.sess.run.Choices["kill-at"] != "between" || !b.sess.results[1].Passed || b.sess.results[1].Skipped {
 		t.Fatalf("resume took another path: lesson %s, choices %v, step 2 %+v", b.sess.lessonID, b.sess.run.Choices, b.sess.results[1])
 	}
@@ -405,5 +416,75 @@ func TestTerminalBackgroundPicksLightOrDarkStyles(t *testing.T) {
 	a.Update(tea.BackgroundColorMsg{Color: color.Black})
 	if !a.c.st.Dark || a.c.st.GlamourName != "dark" {
 		t.Errorf("black background: dark=%v glamour=%s", a.c.st.Dark, a.c.st.GlamourName)
+	}
+}
+
+// TestAnInterruptedResumeKeepsTheSavedProgress: reopening a lesson re-runs
+// the steps already done; quitting (or a step failing) before the re-run
+// is back at the learner's place must not lower what was saved.
+func TestAnInterruptedResumeKeepsTheSavedProgress(t *testing.T) {
+	file := t.TempDir() + "/progress.json"
+	setEnv(t, progress.Env, file)
+	os.WriteFile(file, []byte(`{"last":"fixture-basics","lessons":{"fixture-basics":{"step":4}}}`), 0o644)
+	a := newTestApp(t, nil, "en", "fixture-basics", 100, 30) // no services: the re-run's first step fails
+	d := newDriver(t, a)
+	d.until("the offer", 5*time.Second, idle)
+	d.press("enter")
+	d.until("the re-run to stop", 5*time.Second, func(a *App) bool { return idle(a) && a.sess.next >= 1 })
+	a.shutdown()
+	p, err := progress.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lp := p.Lessons["fixture-basics"]; lp == nil || lp.Step != 4 {
+		t.Fatalf("saved progress %+v after an interrupted re-run, want step 4 kept", lp)
+	}
+}
+
+// TestLanguageKeyOnALessonWithNoTranslationSaysWhy: l on a lesson that has
+// no Chinese file stays in English and the status line says why.
+func TestLanguageKeyOnALessonWithNoTranslationSaysWhy(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "en"), 0o755)
+	os.MkdirAll(filepath.Join(dir, "zh"), 0o755)
+	for _, f := range []string{"01-fixture-basics.md", "21-fixture-read.md"} {
+		b, _ := os.ReadFile(filepath.Join(fixtureLessons, "en", f))
+		os.WriteFile(filepath.Join(dir, "en", f), b, 0o644)
+	}
+	b, _ := os.ReadFile(filepath.Join(fixtureLessons, "zh", "01-fixture-basics.md"))
+	os.WriteFile(filepath.Join(dir, "zh", "01-fixture-basics.md"), b, 0o644)
+	a, err := newApp(context.Background(), Options{Env: &steps.Env{}, Lang: "en", LessonsDir: dir, Start: "fixture-read"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.shutdown)
+	a.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	d := newDriver(t, a)
+	d.until("the lesson to open", 2*time.Second, idle)
+	d.press("l")
+	if a.c.lang != "en" || !strings.Contains(a.status, "fixture-read has no zh file") {
+		t.Fatalf("lang %s, status %q", a.c.lang, a.status)
+	}
+}
+
+// TestReopeningALessonOffersToStartOver: r at the offer starts the lesson
+// over: a new run from its reset, the saved progress gone.
+func TestReopeningALessonOffersToStartOver(t *testing.T) {
+	file := t.TempDir() + "/progress.json"
+	setEnv(t, progress.Env, file)
+	os.WriteFile(file, []byte(`{"last":"fixture-choice","lessons":{"fixture-choice":{"step":3,"choices":{"kill-at":"between"}}}}`), 0o644)
+	a := newTestApp(t, nil, "en", "fixture-choice", 100, 30)
+	d := newDriver(t, a)
+	d.until("the offer", 5*time.Second, idle)
+	if a.sess.offer != 3 {
+		t.Fatalf("offer %d, want 3", a.sess.offer)
+	}
+	d.press("r")
+	d.until("the new run", 5*time.Second, idle)
+	if a.sess.offer != 0 || a.sess.catchUp != 0 || a.sess.run.Short {
+		t.Fatalf("after r: offer %d, catch-up %d, short %t", a.sess.offer, a.sess.catchUp, a.sess.run.Short)
+	}
+	if lp := a.c.progress.Lessons["fixture-choice"]; lp != nil && lp.Step > 1 {
+		t.Errorf("progress kept after starting over: %+v", lp)
 	}
 }

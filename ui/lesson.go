@@ -359,6 +359,8 @@ func (p *lessonPane) action(w int) []string {
 		out = []string{st.Dim.Render(t.ExplainOnly)}
 	case s == nil:
 		out = []string{st.Dim.Render(t.StartHint)}
+	case s.offer > 0:
+		out = []string{st.Accent.Render(fmt.Sprintf(t.ResumeOffer, s.offer, len(s.steps))), st.Dim.Render(t.ResumeHint)}
 	case s.running:
 		st0 := s.steps[s.next]
 		line := fmt.Sprintf(t.RunningStep, p.spin, s.next+1, len(s.steps), st0.Kind,

@@ -37,7 +37,15 @@ type session struct {
 	// catchUp > next means "run steps without a key until next reaches it":
 	// a resume replays the steps the learner had already run.
 	catchUp int
-	cursor  int // choice or predict menu cursor
+	// offer is the saved step of a reopened lesson, awaiting the learner's
+	// answer: enter resumes (re-runs the steps done, with replay's short
+	// waits), r starts over. 0: nothing offered.
+	offer int
+	// resumeTo is where the learner had got to when this resume began: the
+	// saved progress never falls below it while the re-run is on its way,
+	// so quitting (or a step failing) during a re-run loses no progress.
+	resumeTo int
+	cursor   int // choice or predict menu cursor
 
 	ctx    context.Context
 	cancel context.CancelFunc

@@ -61,6 +61,9 @@ type text struct {
 	Complete       string
 	CompleteHint   string
 	RunStep        string // "enter: run step %d/%d (%s)"
+	ResumeOffer    string // "you had run %d of %d steps"
+	ResumeHint     string // "enter: resume … · r: start over"
+	Resuming       string // status: "re-running the first %d steps …"
 	LastFailed     string
 	SessionWaiting string // "session %s waiting"
 	BlockedNote    string
@@ -118,6 +121,7 @@ type text struct {
 	LessonReset        string
 	AllReset           string
 	NoLessonsIn        string // "no lessons in %s"
+	NoTranslation      string // "lesson %s has no %s file: …"
 	LessonsLeftOut     string // "%d lesson file(s) left out: %s"
 	NoWorkerTo         string // "no worker to %s ..."
 	AlreadyState       string // "%s is already %s"
@@ -194,6 +198,9 @@ var textEN = text{
 	Complete:       "Lesson complete.",
 	CompleteHint:   " r runs it again; esc for the list",
 	RunStep:        "enter: run step %d/%d (%s)",
+	ResumeOffer:    "You had run %d of %d steps of this lesson.",
+	ResumeHint:     "enter: resume (re-runs them first, with replay's short waits)   r: start over",
+	Resuming:       "re-running the first %d steps with replay's short waits (30 s becomes 3 s) to rebuild their state; quitting keeps your place",
 	LastFailed:     "  last step failed",
 	SessionWaiting: "session %s waiting",
 	BlockedNote:    " (blocked on a lock; a later step collects it)",
@@ -261,6 +268,7 @@ var textEN = text{
 	LessonReset:        "lesson reset: a new run",
 	AllReset:           "all progress reset",
 	NoLessonsIn:        "no lessons in %s",
+	NoTranslation:      "lesson %s has no %s file, so it stays in this language (a folder pairs en/NN-id.md with zh/NN-id.md by id)",
 	LessonsLeftOut:     "%d lesson file(s) did not load (see `lab list`): %s",
 	NoWorkerTo:         "no worker to %s (tab to the Workers panel, up/down to select)",
 	AlreadyState:       "%s is already %s",
@@ -337,6 +345,9 @@ var textZH = text{
 	Complete:       "本课完成。",
 	CompleteHint:   " r 再运行一次；esc 回到列表",
 	RunStep:        "enter: 运行第 %d/%d 步（%s）",
+	ResumeOffer:    "这一课你已运行了 %d/%d 步。",
+	ResumeHint:     "enter: 继续（先用回放的短等待重跑这些步骤）  r: 从头开始",
+	Resuming:       "正在用回放的短等待（30 秒变为 3 秒）重跑前 %d 步以重建状态；此时退出不会丢失进度",
 	LastFailed:     "  上一步失败",
 	SessionWaiting: "会话 %s 等待中",
 	BlockedNote:    "（被锁阻塞；后面的步骤会收回它）",
@@ -403,6 +414,7 @@ var textZH = text{
 	LessonReset:        "本课已重置：新的运行",
 	AllReset:           "全部进度已重置",
 	NoLessonsIn:        "%s 没有课程",
+	NoTranslation:      "课程 %s 没有 %s 文件，所以保持当前语言（文件夹按 id 把 en/NN-id.md 与 zh/NN-id.md 配对）",
 	LessonsLeftOut:     "%d 个课程文件未能加载（见 `lab list`）: %s",
 	NoWorkerTo:         "没有可以%s的 worker（tab 到 Worker 面板，up/down 选择）",
 	AlreadyState:       "%s 已经%s",
