@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -51,13 +52,9 @@ func Path(namespace, lessonsDir string) (string, error) {
 	if p := os.Getenv(Env); p != "" {
 		return p, nil
 	}
-	dir := os.Getenv("XDG_STATE_HOME")
-	if dir == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", err
-		}
-		dir = filepath.Join(home, ".local", "state")
+	dir, err := StateDir()
+	if err != nil {
+		return "", err
 	}
 	name := "progress"
 	if namespace != "" {
@@ -72,6 +69,31 @@ func Path(namespace, lessonsDir string) (string, error) {
 		name += "-" + filepath.Base(abs) + "-" + hex.EncodeToString(sum[:4])
 	}
 	return filepath.Join(dir, "rmlab", name+".json"), nil
+}
+
+// StateDir is $XDG_STATE_HOME, default ~/.local/state: where the lab keeps
+// state (progress, a workshop server's host key).
+func StateDir() (string, error) {
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
+		return d, nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(home, ".local", "state"), nil
+}
+
+// Participant is where a workshop participant's progress is kept on the
+// server: $XDG_STATE_HOME/rmlab/workshop/NAME[-DIR].json, whatever
+// $LAB_PROGRESS_FILE says (participants never share a file).
+func Participant(name, lessonsDir string) (string, error) {
+	p, err := Path(name, lessonsDir)
+	if err != nil || os.Getenv(Env) == "" {
+		return strings.Replace(p, filepath.Join("rmlab", "progress-"), filepath.Join("rmlab", "workshop", "progress-"), 1), err
+	}
+	dir := filepath.Join(filepath.Dir(os.Getenv(Env)), "workshop")
+	return filepath.Join(dir, name+".json"), nil
 }
 
 // Load reads the file; a missing file is an empty progress. The built-in

@@ -101,11 +101,32 @@ func (c Config) Env() []string {
 	}
 }
 
-var nsRe = regexp.MustCompile(`^[a-z0-9]{1,16}$`)
+var nsRe = regexp.MustCompile(`^[a-z0-9_]{1,16}$`)
 
-// ValidNamespace reports whether ns can be a namespace: 1–16 lowercase
-// letters or digits.
-func ValidNamespace(ns string) bool { return nsRe.MatchString(ns) }
+// reservedNamespaces are names a learner (or an SSH user at a workshop)
+// cannot take: they read as the lab's own or as an administrator's.
+var reservedNamespaces = map[string]bool{"root": true, "admin": true, "instructor": true, "lab": true,
+	"mysql": true, "rabbitmq": true, "redis": true, "guest": true, "default": true}
+
+// ValidNamespace reports whether ns can be a learner's namespace: 1–16
+// lowercase letters, digits or '_', not a replay lane's shape (NS_rK, which
+// `lab replay --parallel` derives) and not a reserved word.
+func ValidNamespace(ns string) bool {
+	return nsRe.MatchString(ns) && !IsLaneNamespace(ns) && !reservedNamespaces[ns]
+}
+
+// NamespaceProblem says why ns cannot be a namespace, "" when it can.
+func NamespaceProblem(ns string) string {
+	switch {
+	case !nsRe.MatchString(ns):
+		return "use 1–16 lowercase letters, digits or _"
+	case IsLaneNamespace(ns):
+		return "names ending _r and a number are the lanes of `lab replay --parallel`"
+	case reservedNamespaces[ns]:
+		return "it is reserved"
+	}
+	return ""
+}
 
 // Validate checks everything that can be checked without a network. A
 // malformed value is shown only through secret, and a parser's own message
@@ -113,8 +134,8 @@ func ValidNamespace(ns string) bool { return nsRe.MatchString(ns) }
 // password leaks.
 func (c Config) Validate() error {
 	if c.Namespace != "" && !ValidNamespace(c.Namespace) {
-		return &lab.Error{What: fmt.Sprintf("namespace %q is not allowed", c.Namespace), Where: "--namespace / LAB_NAMESPACE",
-			Fix: "use 1–16 lowercase letters or digits, e.g. --namespace alice"}
+		return &lab.Error{What: fmt.Sprintf("namespace %q is not allowed: %s", c.Namespace, NamespaceProblem(c.Namespace)), Where: "--namespace / LAB_NAMESPACE",
+			Fix: "use 1–16 lowercase letters, digits or _, e.g. --namespace alice"}
 	}
 	if why := checkDSN(c.MySQL); why != "" {
 		fix := "write it as user:password@tcp(host:3306)/ (go-sql-driver form)"
@@ -251,11 +272,12 @@ func splitHostPort(s string) (string, string, error) {
 
 // LaneNamespace is the namespace the i-th lesson (from 0) of a replay run
 // side by side (lab replay --parallel) uses for the learner of namespace
-// ns: "alice_r1". The '_' is not allowed in a learner's namespace, so no
-// learner can pick a lane's, and two learners' lanes never meet.
+// ns: "alice_r1". A learner's namespace can never have that shape
+// (ValidNamespace), so no learner can pick a lane's, and two learners'
+// lanes never meet.
 func LaneNamespace(ns string, i int) string { return fmt.Sprintf("%s_r%d", ns, i+1) }
 
-var laneRe = regexp.MustCompile(`^[a-z0-9]{0,16}_r[0-9]{1,3}$`)
+var laneRe = regexp.MustCompile(`^[a-z0-9_]{0,16}_r[0-9]{1,3}$`)
 
 // IsLaneNamespace reports whether ns is a replay lane's namespace.
 func IsLaneNamespace(ns string) bool { return laneRe.MatchString(ns) }

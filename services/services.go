@@ -302,10 +302,15 @@ func (s *Services) connectRedis(ctx context.Context) error {
 // Lane is these services under the namespace of a replay's i-th lesson
 // (LaneNamespace), for a replay that runs lessons side by side. It shares the connection pools;
 // close only the Services it came from.
-func (s *Services) Lane(i int) *Services {
+func (s *Services) Lane(i int) *Services { return s.For(LaneNamespace(s.Config.Namespace, i)) }
+
+// For is these services under another learner's namespace (a workshop
+// participant's), sharing the connection pools; close only the Services
+// it came from.
+func (s *Services) For(namespace string) *Services {
 	l := *s
-	l.Config.Namespace = LaneNamespace(s.Config.Namespace, i)
-	l.Names = Names{NS: l.Config.Namespace}
+	l.Config.Namespace = namespace
+	l.Names = Names{NS: namespace}
 	l.containers = nil
 	return &l
 }

@@ -49,13 +49,13 @@ func TestMalformedValuesSayWhatAndWhereButNeverThePassword(t *testing.T) {
 }
 
 func TestNamespaceMustBeShortLowercaseAlphanumeric(t *testing.T) {
-	for _, ns := range []string{"Alice", "a-b", "12345678901234567", "a b", "ä"} {
+	for _, ns := range []string{"Alice", "a-b", "12345678901234567", "a b", "ä", "alice_r1", "root"} {
 		err := services.Config{Namespace: ns}.FromEnv().Validate()
-		if err == nil || !strings.Contains(err.Error(), "1–16 lowercase letters or digits") {
+		if err == nil || !strings.Contains(err.Error(), "1–16 lowercase letters, digits or _") {
 			t.Errorf("namespace %q: got %v", ns, err)
 		}
 	}
-	for _, ns := range []string{"alice", "a1", "1234567890123456"} {
+	for _, ns := range []string{"alice", "a1", "1234567890123456", "bob_smith"} {
 		if err := (services.Config{Namespace: ns}).FromEnv().Validate(); err != nil {
 			t.Errorf("namespace %q refused: %v", ns, err)
 		}

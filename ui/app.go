@@ -101,6 +101,9 @@ func newApp(ctx context.Context, opt Options) (*App, error) {
 		ns = opt.Env.Svc.Names.NS
 	}
 	path, err := progress.Path(ns, opt.LessonsDir)
+	if opt.ProgressFile != "" {
+		path, err = opt.ProgressFile, nil
+	}
 	prog := progress.New()
 	if err == nil {
 		if p, lerr := progress.Load(path); lerr == nil {

@@ -26,6 +26,20 @@ type Options struct {
 	Lang       string
 	LessonsDir string
 	Start      string // lesson id to open first
+	// ProgressFile is where progress is kept; "" is progress.Path's
+	// choice ($LAB_PROGRESS_FILE or the state directory).
+	ProgressFile string
+}
+
+// New is the screen as a model for a program the caller runs (lab serve
+// runs one per SSH session). stop closes the open run, workers killed and
+// sessions rolled back; call it when the program ends, whatever way.
+func New(ctx context.Context, opt Options) (m tea.Model, stop func(), err error) {
+	a, err := newApp(ctx, opt)
+	if err != nil {
+		return nil, nil, err
+	}
+	return a, a.shutdown, nil
 }
 
 // Run shows the screen until the learner quits. Whatever way it ends, the

@@ -43,6 +43,8 @@ usage:
                                    drop what the lab created in a namespace (only what carries its mark)
   lab bench relay --events N --workers W [--batch B] [--no-skip-locked] [--json]
                                    outbox relay throughput and latency against a no-database baseline
+  lab serve [--listen ADDR] [--seats N] [--password-env VAR] [--participant-keys FILE]
+                                   the screen over SSH for a workshop: ssh -p 2222 alice@HOST
   lab worker KIND [...]            a worker process (lessons start these)
 
 flags (every command):
@@ -90,6 +92,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return worker.RunChild(args)
 	case "bench":
 		return cmdBench(args, stdout, stderr)
+	case "serve":
+		return cmdServe(args, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

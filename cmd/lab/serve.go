@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/rmlab/lab/progress"
+	"github.com/rmlab/lab/workshop"
+)
+
+const serveUsage = `usage: lab serve [--listen ADDR] [--host-key FILE] [--seats N] [--password-env VAR]
+                 [--participant-keys FILE] [--idle D] [--lessons DIR] [service flags]
+
+Serves the lab's screen over SSH to a workshop: each participant runs
+  ssh -p 2222 alice@HOST
+and gets the screen in namespace alice (the SSH user name) on this lab's
+servers. Participants log in with the workshop password, read from the
+environment variable --password-env names (never a flag), or a key from
+--participant-keys (authorized_keys format). Nothing but the screen is served.
+`
+
+// cmdServe is `lab serve`: wiring only; the server is package workshop.
+func cmdServe(args []string, stdout, stderr io.Writer) int {
+	var g globals
+	fs := flag.NewFlagSet("lab serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, serveUsage) }
+	g.flags(fs)
+	listen := fs.String("listen", "127.0.0.1:2222", "address to accept SSH on")
+	hostKey := fs.String("host-key", "", "host key file, created on first start (default: the state directory)")
+	seats := fs.Int("seats", 20, "participants at once")
+	passEnv := fs.String("password-env", "LAB_WORKSHOP_PASSWORD", "environment variable holding the workshop password")
+	keys := fs.String("participant-keys", "", "authorized_keys file of participants who log in by key")
+	idle := fs.Duration("idle", 30*time.Minute, "end a session after this long with no key pressed")
+	if err := fs.Parse(interleave(args)); err != nil {
+		return 2
+	}
+	if *hostKey == "" {
+		dir, err := progress.StateDir()
+		if err != nil {
+			fmt.Fprintln(stderr, "lab serve: no state directory for the host key; give --host-key FILE:", err)
+			return 2
+		}
+		*hostKey = filepath.Join(dir, "rmlab", "workshop", "ssh_host_ed25519")
+	}
+	cfg := workshop.Config{HostKey: *hostKey, Seats: *seats, Password: os.Getenv(*passEnv), IdleTimeout: *idle,
+		Binary: binary(), Lang: g.lang, LessonsDir: g.lessons}
+	if *keys != "" {
+		k, err := workshop.ParseKeys(*keys)
+		if err != nil {
+			fmt.Fprintln(stderr, "lab serve:", err)
+			return 2
+		}
+		cfg.ParticipantKeys = k
+	}
+	if cfg.Password == "" && len(cfg.ParticipantKeys) == 0 {
+		fmt.Fprintf(stderr, "lab serve: no way for participants to log in: export %s=... (the workshop password) or give --participant-keys FILE\n", *passEnv)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	g.cfg.NoDocker = true // a workshop's servers are named, never containers of this process
+	svc, code := connect(ctx, g, stderr, true)
+	if svc == nil {
+		return code
+	}
+	defer svc.Close()
+	// Each participant's lab holds up to perLab connections: refuse to start
+	// a workshop the server cannot hold, and say what would let it.
+	if room, detail, err := connectionRoom(ctx, svc); err == nil && room < *seats {
+		var max int
+		svc.MySQL.QueryRowContext(ctx, "SELECT @@max_connections").Scan(&max)
+		fmt.Fprintf(stderr, "lab serve: MySQL cannot hold %d seats (%s)\n  fix: SET GLOBAL max_connections = %d; or fewer --seats\n",
+			*seats, detail, max+(*seats-room)*perLab+10)
+		return 1
+	}
+	svc.MySQL.SetMaxOpenConns(*seats * perLab)
+	cfg.Services = svc
+	srv, err := workshop.New(cfg)
+	if err != nil {
+		fmt.Fprintln(stderr, "lab serve:", err)
+		return 1
+	}
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		fmt.Fprintf(stderr, "lab serve: listen on %s: %v\n  fix: pick a free address with --listen HOST:PORT\n", *listen, err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "lab serve: %d seats on %s; participants run: ssh -p %s NAME@%s\n", *seats, ln.Addr(), portOf(ln.Addr()), hostOf(*listen))
+	go func() {
+		<-ctx.Done()
+		c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		srv.Shutdown(c)
+	}()
+	if err := srv.Serve(ln); err != nil {
+		fmt.Fprintln(stderr, "lab serve:", err)
+		return 1
+	}
+	return 0
+}
+
+func portOf(a net.Addr) string {
+	_, p, _ := net.SplitHostPort(a.String())
+	return p
+}
+
+func hostOf(listen string) string {
+	h, _, _ := net.SplitHostPort(listen)
+	if h == "" || h == "0.0.0.0" || h == "::" {
+		return "HOST"
+	}
+	return h
+}

@@ -1,0 +1,203 @@
+// Package workshop serves the lab's screen over SSH (`lab serve`): every
+// participant connects with nothing but an SSH client and gets the screen,
+// in a namespace named after their SSH user, on the workshop's shared
+// servers. Nothing else is served: no shell, no command, no forwarding.
+package workshop
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"charm.land/ssh"
+	"charm.land/wish/v2"
+	bm "charm.land/wish/v2/bubbletea"
+	gossh "golang.org/x/crypto/ssh"
+
+	"github.com/rmlab/lab/broker"
+	"github.com/rmlab/lab/progress"
+	"github.com/rmlab/lab/services"
+	"github.com/rmlab/lab/steps"
+	"github.com/rmlab/lab/ui"
+)
+
+// Config is a workshop server's settings.
+type Config struct {
+	HostKey         string          // the host key file, created once and kept
+	Seats           int             // participants at once; the next one is refused
+	Password        string          // the workshop password ("" for keys only)
+	ParticipantKeys []ssh.PublicKey // keys that may join as any participant
+	IdleTimeout     time.Duration   // a session with no input this long ends
+	Services        *services.Services
+	Binary          string // the lab binary, for worker processes
+	Lang            string
+	LessonsDir      string
+}
+
+// Server is a running workshop server.
+type Server struct {
+	cfg Config
+	ssh *ssh.Server
+
+	mu       sync.Mutex
+	sessions map[string]time.Time // participant → when the session began
+}
+
+// New builds the server; Serve runs it.
+func New(cfg Config) (*Server, error) {
+	if cfg.Password == "" && len(cfg.ParticipantKeys) == 0 {
+		return nil, errors.New("no way for participants to log in: set the workshop password's environment variable or give --participant-keys FILE")
+	}
+	if cfg.Seats < 1 {
+		cfg.Seats = 1
+	}
+	if err := os.MkdirAll(filepath.Dir(cfg.HostKey), 0o700); err != nil {
+		return nil, fmt.Errorf("host key folder %s: %w", filepath.Dir(cfg.HostKey), err)
+	}
+	s := &Server{cfg: cfg, sessions: map[string]time.Time{}}
+	opts := []ssh.Option{
+		wish.WithHostKeyPath(cfg.HostKey), // written on first start, read after: no changed-key warning on day two
+		wish.WithMiddleware(bm.Middleware(s.screen), s.admit),
+	}
+	if cfg.Password != "" {
+		opts = append(opts, wish.WithPasswordAuth(func(_ ssh.Context, pass string) bool {
+			return subtle.ConstantTimeCompare([]byte(pass), []byte(cfg.Password)) == 1
+		}))
+	}
+	if len(cfg.ParticipantKeys) > 0 {
+		opts = append(opts, wish.WithPublicKeyAuth(func(_ ssh.Context, key ssh.PublicKey) bool {
+			for _, k := range cfg.ParticipantKeys {
+				if ssh.KeysEqual(k, key) {
+					return true
+				}
+			}
+			return false
+		}))
+	}
+	if cfg.IdleTimeout > 0 {
+		opts = append(opts, wish.WithIdleTimeout(cfg.IdleTimeout))
+	}
+	srv, err := wish.NewServer(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("SSH server: %w", err)
+	}
+	s.ssh = srv
+	return s, nil
+}
+
+// Serve accepts participants on ln until Shutdown.
+func (s *Server) Serve(ln net.Listener) error {
+	err := s.ssh.Serve(ln)
+	if errors.Is(err, ssh.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Shutdown stops accepting and ends every session (their workers die with
+// their screens).
+func (s *Server) Shutdown(ctx context.Context) error { return s.ssh.Shutdown(ctx) }
+
+// Participants lists who is connected now, sorted.
+func (s *Server) Participants() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for p := range s.sessions {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// admit decides whether a session may have a screen: a valid participant
+// name, no command (the screen is all there is), a seat free, and no other
+// session of the same participant (two screens on one namespace would run
+// each other's steps). The screen middleware runs inside it.
+func (s *Server) admit(next ssh.Handler) ssh.Handler {
+	return func(sess ssh.Session) {
+		user := sess.User()
+		if p := services.NamespaceProblem(user); p != "" {
+			wish.Fatalln(sess, fmt.Sprintf("lab: %q cannot be a participant's name: %s; connect as, e.g., ssh alice@HOST", user, p))
+			return
+		}
+		if len(sess.Command()) > 0 {
+			wish.Fatalln(sess, "lab: this server serves the lab's screen only; connect without a command")
+			return
+		}
+		if _, _, ok := sess.Pty(); !ok {
+			wish.Fatalln(sess, "lab: the screen needs a terminal; connect with ssh -t")
+			return
+		}
+		s.mu.Lock()
+		_, twice := s.sessions[user]
+		full := len(s.sessions) >= s.cfg.Seats
+		if !twice && !full {
+			s.sessions[user] = time.Now()
+		}
+		s.mu.Unlock()
+		switch {
+		case twice:
+			wish.Fatalln(sess, fmt.Sprintf("lab: %s already has a screen open on this server; close it first (one screen per participant: two would run each other's steps)", user))
+			return
+		case full:
+			wish.Fatalln(sess, fmt.Sprintf("lab: the workshop is full (%d seats); ask the instructor for a seat", s.cfg.Seats))
+			return
+		}
+		defer func() {
+			s.mu.Lock()
+			delete(s.sessions, user)
+			s.mu.Unlock()
+		}()
+		next(sess)
+	}
+}
+
+// screen is one participant's lab screen, in their namespace; it closes
+// (workers killed, sessions rolled back) when the SSH session ends.
+func (s *Server) screen(sess ssh.Session) (tea.Model, []tea.ProgramOption) {
+	svc := s.cfg.Services.For(sess.User())
+	env := &steps.Env{Svc: svc, Binary: s.cfg.Binary, Queues: broker.NewReader(svc).Read}
+	file, err := progress.Participant(sess.User(), s.cfg.LessonsDir)
+	if err != nil {
+		wish.Fatalln(sess, "lab: where to keep your progress: "+err.Error())
+		return nil, nil
+	}
+	m, stop, err := ui.New(sess.Context(), ui.Options{Env: env, Lang: s.cfg.Lang, LessonsDir: s.cfg.LessonsDir, ProgressFile: file})
+	if err != nil {
+		wish.Fatalln(sess, "lab: "+err.Error())
+		return nil, nil
+	}
+	go func() {
+		<-sess.Context().Done()
+		stop()
+	}()
+	return m, nil
+}
+
+// ParseKeys reads an authorized_keys file.
+func ParseKeys(path string) ([]ssh.PublicKey, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read keys from %s: %w", path, err)
+	}
+	var out []ssh.PublicKey
+	for len(strings.TrimSpace(string(b))) > 0 {
+		k, _, _, rest, err := gossh.ParseAuthorizedKey(b)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w (one key per line, as in authorized_keys)", path, err)
+		}
+		out = append(out, k)
+		b = rest
+	}
+	return out, nil
+}

@@ -1,0 +1,297 @@
+package workshop_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	gossh "golang.org/x/crypto/ssh"
+
+	"github.com/rmlab/lab/services"
+	"github.com/rmlab/lab/workshop"
+)
+
+var labBinary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "labws")
+	if err != nil {
+		panic(err)
+	}
+	labBinary = filepath.Join(dir, "lab")
+	if out, err := exec.Command("go", "build", "-o", labBinary, "../cmd/lab").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build lab: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+const password = "workshop-pw-42"
+
+// serve starts a workshop server on a free loopback port with the real
+// services and returns its address.
+func serve(t *testing.T, seats int) (string, *workshop.Server) { return serveLessons(t, seats, "") }
+
+func serveLessons(t *testing.T, seats int, lessons string) (string, *workshop.Server) {
+	t.Helper()
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	svc, err := services.Connect(ctx, services.Config{NoDocker: true}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(svc.Close)
+	srv, err := workshop.New(workshop.Config{HostKey: filepath.Join(t.TempDir(), "host_ed25519"), Seats: seats,
+		Password: password, Services: svc, Binary: labBinary, Lang: "en", LessonsDir: lessons})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() {
+		c, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(c)
+	})
+	return ln.Addr().String(), srv
+}
+
+// terminal is one participant's SSH session with a pty, as `ssh` opens it.
+type terminal struct {
+	client *gossh.Client
+	sess   *gossh.Session
+	in     interface{ Write([]byte) (int, error) }
+	mu     sync.Mutex
+	out    bytes.Buffer
+	done   chan error
+}
+
+func (tm *terminal) Write(b []byte) (int, error) {
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	return tm.out.Write(b)
+}
+
+func (tm *terminal) text() string {
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	return tm.out.String()
+}
+
+func dial(addr, user, pass string) (*gossh.Client, error) {
+	return gossh.Dial("tcp", addr, &gossh.ClientConfig{User: user, Auth: []gossh.AuthMethod{gossh.Password(pass)},
+		HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 5 * time.Second})
+}
+
+// connect logs in as user and asks for a shell on a 100×30 terminal.
+func connect(t *testing.T, addr, user string) *terminal {
+	t.Helper()
+	c, err := dial(addr, user, password)
+	if err != nil {
+		t.Fatalf("%s: %v", user, err)
+	}
+	t.Cleanup(func() { c.Close() })
+	s, err := c.NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm := &terminal{client: c, sess: s, done: make(chan error, 1)}
+	s.Stdout, s.Stderr = tm, tm
+	in, err := s.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm.in = in
+	if err := s.RequestPty("xterm-256color", 30, 100, gossh.TerminalModes{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Shell(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { tm.done <- s.Wait() }()
+	return tm
+}
+
+func (tm *terminal) until(t *testing.T, what string, cond func(string) bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond(tm.text()) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s; the terminal shows:\n%s", what, tail(tm.text()))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (tm *terminal) ended(t *testing.T) {
+	t.Helper()
+	select {
+	case <-tm.done:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the session did not end; the terminal shows:\n%s", tail(tm.text()))
+	}
+}
+
+func tail(s string) string {
+	if len(s) > 2000 {
+		return s[len(s)-2000:]
+	}
+	return s
+}
+
+func hasScreen(s string) bool { return strings.Contains(s, "reliable-messaging lab") }
+
+// TestTwoParticipantsGetTheScreenEachInTheirOwnNamespace: alice and bob
+// connect with only an SSH client; each gets the lab's screen; the first
+// step alice runs creates her database, not bob's; q ends her session and
+// frees her seat.
+func TestTwoParticipantsGetTheScreenEachInTheirOwnNamespace(t *testing.T) {
+	addr, srv := serve(t, 2)
+	alice := connect(t, addr, "wsalice")
+	bob := connect(t, addr, "wsbob")
+	alice.until(t, "alice's screen", hasScreen)
+	bob.until(t, "bob's screen", hasScreen)
+	if got := strings.Join(srv.Participants(), ","); got != "wsalice,wsbob" {
+		t.Fatalf("participants %s, want wsalice,wsbob", got)
+	}
+	db, err := services.Open(context.Background(), services.Config{}.FromEnv().MySQL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	exists := func(name string) bool {
+		var n int
+		db.QueryRow("SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME=?", name).Scan(&n)
+		return n == 1
+	}
+	db.Exec("DROP DATABASE IF EXISTS blog_idempotency_lab_wsbob") // a previous run's: bob runs nothing here
+	alice.in.Write([]byte("\r"))                                  // lesson 1's reset
+	deadline := time.Now().Add(15 * time.Second)
+	for !exists("blog_idempotency_lab_wsalice") {
+		if time.Now().After(deadline) {
+			t.Fatalf("alice's reset created no blog_idempotency_lab_wsalice; her terminal:\n%s", tail(alice.text()))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if exists("blog_idempotency_lab_wsbob") {
+		t.Error("alice's step created bob's database")
+	}
+	alice.in.Write([]byte("q"))
+	alice.ended(t)
+	deadline = time.Now().Add(5 * time.Second)
+	for strings.Join(srv.Participants(), ",") != "wsbob" && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got := strings.Join(srv.Participants(), ","); got != "wsbob" {
+		t.Errorf("after alice's q: participants %s, want wsbob", got)
+	}
+}
+
+// TestRefusalsSayWhy: a wrong password, a name that cannot be a namespace,
+// a second screen of the same participant, the seat after the last, and a
+// command instead of the screen are each refused with a clear message.
+func TestRefusalsSayWhy(t *testing.T) {
+	addr, _ := serve(t, 2)
+	if _, err := dial(addr, "wscarol", "not-the-password"); err == nil || !strings.Contains(err.Error(), "unable to authenticate") {
+		t.Errorf("a wrong password: %v", err)
+	}
+	for _, c := range []struct{ user, want string }{
+		{"Carol", "cannot be a participant's name: use 1–16 lowercase letters, digits or _"},
+		{"root", "cannot be a participant's name: it is reserved"},
+		{"carol_r2", "lanes of `lab replay --parallel`"},
+	} {
+		tm := connect(t, addr, c.user)
+		tm.ended(t)
+		if !strings.Contains(tm.text(), c.want) {
+			t.Errorf("user %s: got %q, want %q", c.user, tm.text(), c.want)
+		}
+	}
+	first := connect(t, addr, "wsdave")
+	first.until(t, "dave's screen", hasScreen)
+	again := connect(t, addr, "wsdave")
+	again.ended(t)
+	if !strings.Contains(again.text(), "wsdave already has a screen open") {
+		t.Errorf("a second screen of dave: %q", again.text())
+	}
+	erin := connect(t, addr, "wserin")
+	erin.until(t, "erin's screen", hasScreen)
+	full := connect(t, addr, "wsfrank")
+	full.ended(t)
+	if !strings.Contains(full.text(), "the workshop is full (2 seats)") {
+		t.Errorf("the third participant: %q", full.text())
+	}
+	first.in.Write([]byte("q"))
+	first.ended(t)
+	c, err := dial(addr, "wsgrace", password)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	s, _ := c.NewSession()
+	out, _ := s.CombinedOutput("cat /etc/passwd")
+	if !strings.Contains(string(out), "serves the lab's screen only") || strings.Contains(string(out), "root:") {
+		t.Errorf("a command: %q", out)
+	}
+}
+
+// workersOf lists live `lab worker` processes of namespace ns.
+func workersOf(ns string) []string {
+	var out []string
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil || !bytes.Contains(env, []byte("LAB_NAMESPACE="+ns+"\x00")) {
+			continue
+		}
+		if st, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil && strings.Contains(string(st), ") Z ") {
+			continue // dead, waiting for its reaper
+		}
+		cmd, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if bytes.Contains(cmd, []byte("worker")) {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// TestADroppedConnectionLeavesNoWorkerProcess: a participant's consumer is
+// paused mid-transaction when their connection drops; the session ends and
+// takes the worker with it.
+func TestADroppedConnectionLeavesNoWorkerProcess(t *testing.T) {
+	addr, srv := serveLessons(t, 2, "../ui/testdata/worker-lessons")
+	tm := connect(t, addr, "wsdrop")
+	tm.until(t, "the screen", hasScreen)
+	for range 3 { // reset, sql, spawn c1 (it pauses before its commit)
+		tm.in.Write([]byte("\r"))
+		time.Sleep(700 * time.Millisecond)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for len(workersOf("wsdrop")) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no worker started; the terminal shows:\n%s", tail(tm.text()))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	tm.client.Close() // the connection drops: no q, no goodbye
+	deadline = time.Now().Add(15 * time.Second)
+	for len(workersOf("wsdrop")) > 0 || len(srv.Participants()) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("after the drop: workers %v, participants %v", workersOf("wsdrop"), srv.Participants())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
