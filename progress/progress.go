@@ -6,6 +6,7 @@
 package progress
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -36,9 +37,10 @@ type Lesson struct {
 
 // File is a whole progress file.
 type File struct {
-	Last    string             `json:"last,omitempty"` // the lesson open at quit
-	Lang    string             `json:"lang,omitempty"`
-	Lessons map[string]*Lesson `json:"lessons"`
+	Last     string             `json:"last,omitempty"` // the lesson open at quit
+	Lang     string             `json:"lang,omitempty"`
+	Lessons  map[string]*Lesson `json:"lessons"`
+	Activity Activity           `json:"activity"`
 }
 
 // New is an empty progress.
@@ -144,3 +146,34 @@ func Write(path string, b []byte) error {
 	}
 	return os.Rename(tmp, path)
 }
+
+// Activity is what a learner is doing now, for a workshop's room: the
+// lesson open, its step, since when, how the run has gone and the last
+// ledger verdicts.
+type Activity struct {
+	Lesson    string            `json:"lesson,omitempty"`
+	Step      int               `json:"step"`  // steps run in the open lesson
+	Steps     int               `json:"steps"` // steps the lesson has
+	StepSince time.Time         `json:"step_since"`
+	Passed    int               `json:"passed"`
+	Failed    int               `json:"failed"`
+	Verdicts  map[string]string `json:"verdicts,omitempty"` // ledger variant → verdict
+}
+
+// Store is where one learner's progress lives: a file (a learner at their
+// own terminal), or a workshop room's database (every `lab serve` of the
+// room shares it, so a participant resumes on any of them). The screen
+// saves through it the same way whichever it is.
+type Store interface {
+	Load(ctx context.Context) (*File, error)
+	// Save writes a snapshot (the File as JSON); snapshots arrive in order.
+	Save(ctx context.Context, snapshot []byte) error
+	Where() string
+}
+
+// FileStore keeps progress in a file.
+type FileStore struct{ Path string }
+
+func (s FileStore) Load(context.Context) (*File, error)    { return Load(s.Path) }
+func (s FileStore) Save(_ context.Context, b []byte) error { return Write(s.Path, b) }
+func (s FileStore) Where() string                          { return s.Path }

@@ -157,6 +157,9 @@ func (r *Run) figure(ctx context.Context, s *lab.Step, expr string) (int, string
 	if n, err := strconv.Atoi(expr); err == nil {
 		return n, "", nil
 	}
+	if r.Env == nil || r.Env.Svc == nil { // a number needs no server; anything else does
+		return 0, "", fmt.Errorf("no services to read %q from (see lab doctor)", expr)
+	}
 	if isQuery(expr) {
 		stmt := r.Env.Svc.Names.SQL(expr)
 		c, err := r.Env.Svc.MySQL.Conn(ctx)

@@ -264,7 +264,7 @@ func ShortSeconds(n int) int {
 
 // offline are the kinds that run with no services (a screen opened with
 // none, a test): every other kind fails with the reason instead.
-var offline = map[string]bool{"sleep": true, "choice": true, "predict": true, "expect": true, "show": true}
+var offline = map[string]bool{"sleep": true, "choice": true, "predict": true, "expect": true, "show": true, "ledger": true}
 
 // Step runs one step: the choice filter, expansion, the kind, and the result
 // bookkeeping every kind shares.

@@ -100,18 +100,22 @@ func newApp(ctx context.Context, opt Options) (*App, error) {
 	if opt.Env != nil && opt.Env.Svc != nil {
 		ns = opt.Env.Svc.Names.NS
 	}
-	path, err := progress.Path(ns, opt.LessonsDir)
-	if opt.ProgressFile != "" {
-		path, err = opt.ProgressFile, nil
+	store := opt.Progress
+	if store == nil {
+		if path, err := progress.Path(ns, opt.LessonsDir); err == nil {
+			store = progress.FileStore{Path: path}
+		}
 	}
 	prog := progress.New()
-	if err == nil {
-		if p, lerr := progress.Load(path); lerr == nil {
+	if store != nil {
+		lc, cancel := context.WithTimeout(ctx, 5*time.Second)
+		if p, lerr := store.Load(lc); lerr == nil {
 			prog = p
 		} else {
 			a.setStatus(fmt.Sprintf(textFor(lang).ProgressUnreadable, lerr.Error()), true)
 		}
-		a.saver = &progressSaver{path: path}
+		cancel()
+		a.saver = &progressSaver{store: store}
 	}
 	if opt.Env == nil {
 		opt.Env = &steps.Env{} // no services: panels say so, steps fail with a reason
@@ -352,6 +356,7 @@ func (a *App) open(id string) tea.Cmd {
 		}
 	}
 	a.c.progress.Last = id
+	a.c.progress.Activity = progress.Activity{Lesson: id, Steps: len(s.steps), StepSince: time.Now()}
 	if l.ExplainOnly || len(s.steps) == 0 {
 		lp := a.c.progress.Of(id)
 		lp.Done, lp.Updated = true, time.Now()
@@ -468,6 +473,22 @@ func (a *App) stepDone(m stepDoneMsg) tea.Cmd {
 	}
 	if s.resumeTo == 0 {
 		lp.Step, lp.Done, lp.Updated = s.next, s.Done(), time.Now()
+	}
+	// What the room sees: where the learner is, since when, how it went.
+	act := &a.c.progress.Activity
+	act.Lesson, act.Step, act.Steps, act.StepSince = s.lessonID, s.next, len(s.steps), time.Now()
+	switch {
+	case m.res.Skipped:
+	case m.res.Passed:
+		act.Passed++
+	default:
+		act.Failed++
+	}
+	if g := m.res.Ledger; g != nil {
+		if act.Verdicts == nil {
+			act.Verdicts = map[string]string{}
+		}
+		act.Verdicts[g.Variant] = g.Verdict()
 	}
 	lp.Choices = map[string]string{}
 	for k, v := range s.run.Choices {

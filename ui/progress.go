@@ -1,8 +1,10 @@
 package ui
 
 import (
+	"context"
 	"encoding/json"
 	"sync"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -16,7 +18,7 @@ type progressSavedMsg struct{ err error }
 // never happens in Update), so a slow older write must not overwrite a newer
 // one.
 type progressSaver struct {
-	path    string
+	store   progress.Store
 	mu      sync.Mutex
 	seq     uint64 // last snapshot taken (Update goroutine only)
 	written uint64 // last snapshot on disk (under mu)
@@ -24,7 +26,7 @@ type progressSaver struct {
 
 // save snapshots p now and writes it in the background.
 func (s *progressSaver) save(p *progress.File) tea.Cmd {
-	if s == nil || s.path == "" {
+	if s == nil || s.store == nil {
 		return nil
 	}
 	b, err := json.MarshalIndent(p, "", "  ")
@@ -42,7 +44,9 @@ func (s *progressSaver) write(seq uint64, b []byte) error {
 	if seq <= s.written {
 		return nil
 	}
-	if err := progress.Write(s.path, b); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.store.Save(ctx, b); err != nil {
 		return err
 	}
 	s.written = seq

@@ -17,6 +17,7 @@ import (
 	"errors"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/rmlab/lab/progress"
 	"github.com/rmlab/lab/steps"
 )
 
@@ -26,9 +27,10 @@ type Options struct {
 	Lang       string
 	LessonsDir string
 	Start      string // lesson id to open first
-	// ProgressFile is where progress is kept; "" is progress.Path's
-	// choice ($LAB_PROGRESS_FILE or the state directory).
-	ProgressFile string
+	// Progress is where progress is kept: nil is a file at progress.Path
+	// ($LAB_PROGRESS_FILE or the state directory); a workshop gives a
+	// participant's file or the room's database.
+	Progress progress.Store
 }
 
 // New is the screen as a model for a program the caller runs (lab serve

@@ -25,6 +25,7 @@ import (
 
 	"github.com/rmlab/lab/broker"
 	"github.com/rmlab/lab/progress"
+	"github.com/rmlab/lab/room"
 	"github.com/rmlab/lab/services"
 	"github.com/rmlab/lab/steps"
 	"github.com/rmlab/lab/ui"
@@ -41,6 +42,9 @@ type Config struct {
 	Binary          string // the lab binary, for worker processes
 	Lang            string
 	LessonsDir      string
+	// Room keeps every participant's progress and activity in MySQL,
+	// shared by every `lab serve` of the room; nil keeps it in files here.
+	Room *room.Room
 }
 
 // Server is a running workshop server.
@@ -92,6 +96,14 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.ssh = srv
 	return s, nil
+}
+
+// SetRoom keeps progress in the room from the next session on (lab serve
+// opens the room once it knows its own address).
+func (s *Server) SetRoom(r *room.Room) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cfg.Room = r
 }
 
 // Serve accepts participants on ln until Shutdown.
@@ -167,12 +179,21 @@ func (s *Server) admit(next ssh.Handler) ssh.Handler {
 func (s *Server) screen(sess ssh.Session) (tea.Model, []tea.ProgramOption) {
 	svc := s.cfg.Services.For(sess.User())
 	env := &steps.Env{Svc: svc, Binary: s.cfg.Binary, Queues: broker.NewReader(svc).Read}
-	file, err := progress.Participant(sess.User(), s.cfg.LessonsDir)
-	if err != nil {
-		wish.Fatalln(sess, "lab: where to keep your progress: "+err.Error())
-		return nil, nil
+	s.mu.Lock()
+	rm := s.cfg.Room
+	s.mu.Unlock()
+	var store progress.Store
+	if rm != nil {
+		store = rm.Store(sess.User())
+	} else {
+		file, err := progress.Participant(sess.User(), s.cfg.LessonsDir)
+		if err != nil {
+			wish.Fatalln(sess, "lab: where to keep your progress: "+err.Error())
+			return nil, nil
+		}
+		store = progress.FileStore{Path: file}
 	}
-	m, stop, err := ui.New(sess.Context(), ui.Options{Env: env, Lang: s.cfg.Lang, LessonsDir: s.cfg.LessonsDir, ProgressFile: file})
+	m, stop, err := ui.New(sess.Context(), ui.Options{Env: env, Lang: s.cfg.Lang, LessonsDir: s.cfg.LessonsDir, Progress: store})
 	if err != nil {
 		wish.Fatalln(sess, "lab: "+err.Error())
 		return nil, nil

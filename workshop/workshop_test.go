@@ -15,6 +15,7 @@ import (
 
 	gossh "golang.org/x/crypto/ssh"
 
+	"github.com/rmlab/lab/room"
 	"github.com/rmlab/lab/services"
 	"github.com/rmlab/lab/workshop"
 )
@@ -294,4 +295,89 @@ func TestADroppedConnectionLeavesNoWorkerProcess(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// serveRoom starts a workshop server in room name: its progress and the
+// room's rows in MySQL, shared with any other server of the room.
+func serveRoom(t *testing.T, name, self string) (string, *room.Room) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	svc, err := services.Connect(ctx, services.Config{NoDocker: true}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(svc.Close)
+	rm, err := room.Open(ctx, svc.MySQL, svc.Config.MySQL, name, self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(rm.Close)
+	srv, err := workshop.New(workshop.Config{HostKey: filepath.Join(t.TempDir(), "host_ed25519"), Seats: 4,
+		Password: password, Services: svc, Binary: labBinary, Lang: "en", Room: rm})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() {
+		c, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(c)
+	})
+	return ln.Addr().String(), rm
+}
+
+// TestTwoServersOneRoom: two `lab serve` processes' worth of servers on
+// different ports, one MySQL, one room: the room shows the participants of
+// both at their step, and a participant who reconnects to the other server
+// is offered to resume where they were.
+func TestTwoServersOneRoom(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	ctx := context.Background()
+	a, rm := serveRoom(t, "wstest", "server-a")
+	b, _ := serveRoom(t, "wstest", "server-b")
+	rm.DB.Exec("DELETE FROM participant") // a previous run's rows
+	t.Cleanup(func() {
+		db, err := services.Open(ctx, services.Config{}.FromEnv().MySQL, "")
+		if err == nil {
+			services.DropOwned(ctx, db, room.DBName("wstest"))
+			db.Close()
+		}
+	})
+	alice := connect(t, a, "rmalice")
+	bob := connect(t, b, "rmbob")
+	alice.until(t, "alice's screen", hasScreen)
+	bob.until(t, "bob's screen", hasScreen)
+	alice.in.Write([]byte("\r"))
+	bob.in.Write([]byte("\r"))
+	var ps []room.Participant
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		ps, _ = rm.Participants(ctx)
+		if len(ps) == 2 && ps[0].Step == 1 && ps[1].Step == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the room shows %+v; want rmalice and rmbob at step 1", ps)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	servers := map[string]string{}
+	for _, p := range ps {
+		servers[p.Name] = p.Server
+		if p.Lesson != "idem-first-processing" || p.Steps < 2 || p.Passed != 1 {
+			t.Errorf("%s: %+v", p.Name, p)
+		}
+	}
+	if servers["rmalice"] != "server-a" || servers["rmbob"] != "server-b" {
+		t.Errorf("servers %v", servers)
+	}
+	alice.in.Write([]byte("q"))
+	alice.ended(t)
+	again := connect(t, b, "rmalice") // the other server
+	again.until(t, "the offer to resume on the other server", func(s string) bool { return strings.Contains(s, "You had run 1 of") })
 }

@@ -43,8 +43,9 @@ usage:
                                    drop what the lab created in a namespace (only what carries its mark)
   lab bench relay --events N --workers W [--batch B] [--no-skip-locked] [--json]
                                    outbox relay throughput and latency against a no-database baseline
-  lab serve [--listen ADDR] [--seats N] [--password-env VAR] [--participant-keys FILE]
+  lab serve [--listen ADDR] [--seats N] [--password-env VAR] [--participant-keys FILE] [--room NAME]
                                    the screen over SSH for a workshop: ssh -p 2222 alice@HOST
+  lab room --room NAME             a workshop room's participants: lesson, step, time on it, failures, verdicts
   lab worker KIND [...]            a worker process (lessons start these)
 
 flags (every command):
@@ -109,6 +110,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	all := fs.Bool("all", false, "replay: every lesson")
 	parallel := fs.Int("parallel", 0, "replay: lessons side by side (0: the default for this machine)")
 	allNamespaces := fs.Bool("all-namespaces", false, "clean: every namespace that has a lab database")
+	roomName := fs.String("room", "", "room: the workshop room to show")
 	if err := fs.Parse(interleave(args)); err != nil {
 		return 2
 	}
@@ -127,6 +129,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdDoctor(ctx, g, stdout, stderr)
 	case "clean":
 		return cmdClean(ctx, g, *allNamespaces, stdout, stderr)
+	case "room":
+		return cmdRoom(ctx, g, *roomName, stdout, stderr)
 	case "replay":
 		return cmdReplay(ctx, g, fs.Args(), replayFlags{all: *all, json: *jsonOut, junit: *junit, transcript: *transcript, parallel: *parallel}, stdout, stderr)
 	case "", "open":

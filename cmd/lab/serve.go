@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rmlab/lab/progress"
+	"github.com/rmlab/lab/room"
 	"github.com/rmlab/lab/workshop"
 )
 
@@ -40,6 +41,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	passEnv := fs.String("password-env", "LAB_WORKSHOP_PASSWORD", "environment variable holding the workshop password")
 	keys := fs.String("participant-keys", "", "authorized_keys file of participants who log in by key")
 	idle := fs.Duration("idle", 30*time.Minute, "end a session after this long with no key pressed")
+	roomName := fs.String("room", "", "keep the room's state in MySQL (lab_room_NAME), shared by every lab serve of the room")
 	if err := fs.Parse(interleave(args)); err != nil {
 		return 2
 	}
@@ -94,6 +96,16 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lab serve: listen on %s: %v\n  fix: pick a free address with --listen HOST:PORT\n", *listen, err)
 		return 1
 	}
+	if *roomName != "" {
+		rm, err := room.Open(ctx, svc.MySQL, svc.Config.MySQL, *roomName, room.Self(ln.Addr().String()))
+		if err != nil {
+			fmt.Fprintln(stderr, "lab serve:", err)
+			return 1
+		}
+		defer rm.Close()
+		srv.SetRoom(rm)
+		fmt.Fprintf(stdout, "lab serve: room %s in database %s; lab room --room %s shows it\n", *roomName, room.DBName(*roomName), *roomName)
+	}
 	fmt.Fprintf(stdout, "lab serve: %d seats on %s; participants run: ssh -p %s NAME@%s\n", *seats, ln.Addr(), portOf(ln.Addr()), hostOf(*listen))
 	go func() {
 		<-ctx.Done()
@@ -119,4 +131,37 @@ func hostOf(listen string) string {
 		return "HOST"
 	}
 	return h
+}
+
+// cmdRoom is `lab room --room NAME`: the room's participants, those failing
+// first, then those on their step longest.
+func cmdRoom(ctx context.Context, g globals, name string, stdout, stderr io.Writer) int {
+	if name == "" {
+		fmt.Fprintln(stderr, "lab room: name the room: lab room --room NAME (as lab serve --room NAME)")
+		return 2
+	}
+	g.cfg.NoDocker = true
+	svc, code := connect(ctx, g, stderr, true)
+	if svc == nil {
+		return code
+	}
+	defer svc.Close()
+	rm, err := room.Open(ctx, svc.MySQL, svc.Config.MySQL, name, "lab room")
+	if err != nil {
+		fmt.Fprintln(stderr, "lab room:", err)
+		return 1
+	}
+	defer rm.Close()
+	ps, err := rm.Participants(ctx)
+	if err != nil {
+		fmt.Fprintln(stderr, "lab room:", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "room %s: %d participant(s)\n", name, len(ps))
+	fmt.Fprintf(stdout, "  %-16s %-28s %7s %9s %6s  %-34s %s\n", "participant", "lesson", "step", "on step", "failed", "ledger verdicts", "server")
+	for _, p := range ps {
+		fmt.Fprintf(stdout, "  %-16s %-28s %3d/%-3d %9s %6d  %-34s %s\n", p.Name, p.Lesson, p.Step, p.Steps,
+			p.OnStep.Round(time.Second), p.Failed, p.Verdicts, p.Server)
+	}
+	return 0
 }

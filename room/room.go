@@ -1,0 +1,194 @@
+// Package room is a workshop's shared state in MySQL (`lab serve --room
+// NAME`): where every participant is, how their run went, their ledger
+// verdicts, and their whole progress. Several `lab serve` processes pointed
+// at the same server form one room; the instructor's room view reads it. It
+// is also a progress store (progress.Store), so a participant who
+// reconnects to any server of the room resumes where they were.
+package room
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/rmlab/lab/progress"
+	"github.com/rmlab/lab/services"
+	labsql "github.com/rmlab/lab/sql"
+)
+
+var nameRe = regexp.MustCompile(`^[a-z0-9_]{1,24}$`)
+
+// Room is one workshop's database.
+type Room struct {
+	Name   string
+	DB     *sql.DB // a pool on the room's database
+	Server string  // this process, as the room shows it (host:port)
+}
+
+// DBName is the room's database: lab_room_NAME, carrying the lab's mark.
+func DBName(name string) string { return "lab_room_" + name }
+
+// Open creates the room's database when it is missing (marked as the
+// lab's) and opens a pool on it. A database of that name the lab did not
+// create is refused and left alone.
+func Open(ctx context.Context, server *sql.DB, dsn, name, self string) (*Room, error) {
+	if !nameRe.MatchString(name) {
+		return nil, fmt.Errorf("room %q: use 1–24 lowercase letters, digits or _", name)
+	}
+	db := DBName(name)
+	var exists, marked int
+	if err := server.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME=?", db).Scan(&exists); err != nil {
+		return nil, fmt.Errorf("look up the room's database %s: %w", db, err)
+	}
+	if exists == 1 {
+		if err := server.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA=? AND TABLE_NAME=?",
+			db, services.MarkTable).Scan(&marked); err != nil {
+			return nil, err
+		}
+		if marked == 0 {
+			return nil, fmt.Errorf("database %s exists but was not created by the lab; nothing was touched — pick another --room", db)
+		}
+	} else {
+		if _, err := server.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS `"+db+"`"); err != nil {
+			return nil, fmt.Errorf("create the room's database %s: %w", db, err)
+		}
+		if err := services.Mark(ctx, server, db); err != nil {
+			return nil, err
+		}
+	}
+	pool, err := services.Open(ctx, dsn, db)
+	if err != nil {
+		return nil, err
+	}
+	schema, _ := labsql.File("room/schema.sql")
+	for _, stmt := range labsql.Split(schema) {
+		if _, err := pool.ExecContext(ctx, stmt); err != nil {
+			pool.Close()
+			return nil, fmt.Errorf("room %s: %w", name, err)
+		}
+	}
+	return &Room{Name: name, DB: pool, Server: self}, nil
+}
+
+// Close releases the pool.
+func (r *Room) Close() { r.DB.Close() }
+
+// Store is participant's progress in the room.
+func (r *Room) Store(participant string) progress.Store { return store{r, participant} }
+
+type store struct {
+	r    *Room
+	name string
+}
+
+func (s store) Where() string { return "room " + s.r.Name + ", participant " + s.name }
+
+func (s store) Load(ctx context.Context) (*progress.File, error) {
+	var b string
+	err := s.r.DB.QueryRowContext(ctx, "SELECT progress FROM participant WHERE name=?", s.name).Scan(&b)
+	if err == sql.ErrNoRows {
+		return progress.New(), nil
+	}
+	if err != nil {
+		return progress.New(), fmt.Errorf("room %s: read %s's progress: %w", s.r.Name, s.name, err)
+	}
+	f := progress.New()
+	if err := json.Unmarshal([]byte(b), f); err != nil {
+		return progress.New(), fmt.Errorf("room %s: %s's progress: %w", s.r.Name, s.name, err)
+	}
+	if f.Lessons == nil {
+		f.Lessons = map[string]*progress.Lesson{}
+	}
+	return f, nil
+}
+
+// Save writes the snapshot and the columns the room view sorts on, in one
+// statement: a participant's row is whole at every moment.
+func (s store) Save(ctx context.Context, snapshot []byte) error {
+	var f progress.File
+	if err := json.Unmarshal(snapshot, &f); err != nil {
+		return err
+	}
+	a := f.Activity
+	since := a.StepSince
+	if since.IsZero() {
+		since = time.Now()
+	}
+	_, err := s.r.DB.ExecContext(ctx, `INSERT INTO participant
+		(name, server, lesson, step, steps, step_since, passed, failed, verdicts, progress, updated)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(6))
+		ON DUPLICATE KEY UPDATE server=VALUES(server), lesson=VALUES(lesson), step=VALUES(step), steps=VALUES(steps),
+		step_since=VALUES(step_since), passed=VALUES(passed), failed=VALUES(failed), verdicts=VALUES(verdicts),
+		progress=VALUES(progress), updated=VALUES(updated)`,
+		s.name, s.r.Server, a.Lesson, a.Step, a.Steps, since.UTC(), a.Passed, a.Failed, verdicts(a.Verdicts), string(snapshot))
+	if err != nil {
+		return fmt.Errorf("room %s: save %s's progress: %w", s.r.Name, s.name, err)
+	}
+	return nil
+}
+
+func verdicts(v map[string]string) string {
+	var out []string
+	for _, k := range []string{"unsafe", "safe"} {
+		if x, ok := v[k]; ok {
+			out = append(out, k+": "+x)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// Participant is one row of the room, as the instructor reads it.
+type Participant struct {
+	Name, Server, Lesson string
+	Step, Steps          int
+	OnStep               time.Duration // time on the current step
+	Passed, Failed       int
+	Verdicts             string
+	Updated              time.Time
+}
+
+// Participants lists the room: those failing first, then those on their
+// step longest (the ones to walk over to).
+func (r *Room) Participants(ctx context.Context) ([]Participant, error) {
+	rows, err := r.DB.QueryContext(ctx, `SELECT name, server, lesson, step, steps, step_since, passed, failed, verdicts, updated,
+		TIMESTAMPDIFF(MICROSECOND, step_since, UTC_TIMESTAMP(6)) FROM participant`)
+	if err != nil {
+		return nil, fmt.Errorf("room %s: %w", r.Name, err)
+	}
+	defer rows.Close()
+	var out []Participant
+	for rows.Next() {
+		var p Participant
+		var us int64
+		if err := rows.Scan(&p.Name, &p.Server, &p.Lesson, &p.Step, &p.Steps, new(time.Time), &p.Passed, &p.Failed, &p.Verdicts, &p.Updated, &us); err != nil {
+			return nil, err
+		}
+		p.OnStep = time.Duration(us) * time.Microsecond
+		out = append(out, p)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if (out[i].Failed > 0) != (out[j].Failed > 0) {
+			return out[i].Failed > 0
+		}
+		if out[i].OnStep != out[j].OnStep {
+			return out[i].OnStep > out[j].OnStep
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out, rows.Err()
+}
+
+// Self names this process in the room: host:port of its listener.
+func Self(listen string) string {
+	h, err := os.Hostname()
+	if err != nil {
+		h = "?"
+	}
+	return h + " " + listen
+}
