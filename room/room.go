@@ -192,3 +192,94 @@ func Self(listen string) string {
 	}
 	return h + " " + listen
 }
+
+// Command is what the instructor asks of the room.
+type Command struct {
+	ID     int64
+	Target string // a participant, or "" for everyone
+	Kind   string // goto (Arg: a lesson number or id), say (Arg: one line), end
+	Arg    string
+}
+
+// Kinds of command.
+const (
+	Goto = "goto"
+	Say  = "say"
+	End  = "end"
+)
+
+// Send records a command for every server of the room to carry out.
+func (r *Room) Send(ctx context.Context, c Command) error {
+	switch c.Kind {
+	case Goto, Say, End:
+	default:
+		return fmt.Errorf("room command %q: use goto, say or end", c.Kind)
+	}
+	if len(c.Arg) > 255 {
+		c.Arg = c.Arg[:255]
+	}
+	_, err := r.DB.ExecContext(ctx, "INSERT INTO command (target, kind, arg, created) VALUES (?, ?, ?, UTC_TIMESTAMP(6))", c.Target, c.Kind, c.Arg)
+	if err != nil {
+		return fmt.Errorf("room %s: send %s: %w", r.Name, c.Kind, err)
+	}
+	return nil
+}
+
+// LastCommand is the newest command's id: a server starting now carries out
+// only what is sent after it.
+func (r *Room) LastCommand(ctx context.Context) (int64, error) {
+	var id sql.NullInt64
+	err := r.DB.QueryRowContext(ctx, "SELECT MAX(id) FROM command").Scan(&id)
+	return id.Int64, err
+}
+
+// Commands are those sent after id, in order.
+func (r *Room) Commands(ctx context.Context, after int64) ([]Command, error) {
+	rows, err := r.DB.QueryContext(ctx, "SELECT id, target, kind, arg FROM command WHERE id > ? ORDER BY id", after)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Command
+	for rows.Next() {
+		var c Command
+		if err := rows.Scan(&c.ID, &c.Target, &c.Kind, &c.Arg); err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// Tally counts the room's answers at each predict step it has seen:
+// lesson id → predict name → option → participants.
+func (r *Room) Tally(ctx context.Context) (map[string]map[string]map[string]int, error) {
+	rows, err := r.DB.QueryContext(ctx, "SELECT progress FROM participant")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]map[string]map[string]int{}
+	for rows.Next() {
+		var b string
+		if err := rows.Scan(&b); err != nil {
+			return nil, err
+		}
+		var f progress.File
+		if json.Unmarshal([]byte(b), &f) != nil {
+			continue
+		}
+		for id, l := range f.Lessons {
+			for name, pick := range l.Predictions {
+				if out[id] == nil {
+					out[id] = map[string]map[string]int{}
+				}
+				if out[id][name] == nil {
+					out[id][name] = map[string]int{}
+				}
+				out[id][name][pick]++
+			}
+		}
+	}
+	return out, rows.Err()
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -200,6 +201,10 @@ func (a *App) update(msg tea.Msg) tea.Cmd {
 		return a.key(msg)
 	case stepDoneMsg:
 		return a.stepDone(msg)
+	case GotoLesson:
+		return a.gotoLesson(msg.Lesson)
+	case Broadcast:
+		a.setStatus(fmt.Sprintf(a.c.t().FromInstructor, msg.Text), false)
 	case spinner.TickMsg:
 		// The spinner only ticks while a step runs: an idle lab draws
 		// nothing but its panels' polls.
@@ -564,6 +569,23 @@ func findIn(ls []*lab.Lesson, id string) *lab.Lesson {
 	for _, l := range ls {
 		if l.ID == id {
 			return l
+		}
+	}
+	return nil
+}
+
+// GotoLesson is the instructor sending the learner to a lesson (its
+// number or id), as if they had opened it from the list.
+type GotoLesson struct{ Lesson string }
+
+// Broadcast is a line from the instructor for the status line.
+type Broadcast struct{ Text string }
+
+func (a *App) gotoLesson(which string) tea.Cmd {
+	for _, l := range a.lessons[a.c.lang] {
+		if l.ID == which || strconv.Itoa(l.Number) == which {
+			a.setStatus(fmt.Sprintf(a.c.t().SentToLesson, l.Number), false)
+			return a.open(l.ID)
 		}
 	}
 	return nil

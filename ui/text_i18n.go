@@ -122,6 +122,8 @@ type text struct {
 	AllReset           string
 	NoLessonsIn        string // "no lessons in %s"
 	NoTranslation      string // "lesson %s has no %s file: …"
+	FromInstructor     string // "instructor: %s"
+	SentToLesson       string // "the instructor opened lesson %d for you"
 	LessonsLeftOut     string // "%d lesson file(s) left out: %s"
 	NoWorkerTo         string // "no worker to %s ..."
 	AlreadyState       string // "%s is already %s"
@@ -269,6 +271,8 @@ var textEN = text{
 	AllReset:           "all progress reset",
 	NoLessonsIn:        "no lessons in %s",
 	NoTranslation:      "lesson %s has no %s file, so it stays in this language (a folder pairs en/NN-id.md with zh/NN-id.md by id)",
+	FromInstructor:     "instructor: %s",
+	SentToLesson:       "the instructor opened lesson %d for you",
 	LessonsLeftOut:     "%d lesson file(s) did not load (see `lab list`): %s",
 	NoWorkerTo:         "no worker to %s (tab to the Workers panel, up/down to select)",
 	AlreadyState:       "%s is already %s",
@@ -415,6 +419,8 @@ var textZH = text{
 	AllReset:           "全部进度已重置",
 	NoLessonsIn:        "%s 没有课程",
 	NoTranslation:      "课程 %s 没有 %s 文件，所以保持当前语言（文件夹按 id 把 en/NN-id.md 与 zh/NN-id.md 配对）",
+	FromInstructor:     "讲师：%s",
+	SentToLesson:       "讲师为你打开了第 %d 课",
 	LessonsLeftOut:     "%d 个课程文件未能加载（见 `lab list`）: %s",
 	NoWorkerTo:         "没有可以%s的 worker（tab 到 Worker 面板，up/down 选择）",
 	AlreadyState:       "%s 已经%s",

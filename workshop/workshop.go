@@ -53,7 +53,10 @@ type Server struct {
 	ssh *ssh.Server
 
 	mu       sync.Mutex
-	sessions map[string]time.Time // participant → when the session began
+	sessions map[string]time.Time    // participant → when the session began
+	programs map[string]*tea.Program // participant → their screen, for the room's commands
+	conns    map[string]ssh.Session  // participant → their session, for end
+	stop     context.CancelFunc      // ends the room's poller
 }
 
 // New builds the server; Serve runs it.
@@ -67,10 +70,10 @@ func New(cfg Config) (*Server, error) {
 	if err := os.MkdirAll(filepath.Dir(cfg.HostKey), 0o700); err != nil {
 		return nil, fmt.Errorf("host key folder %s: %w", filepath.Dir(cfg.HostKey), err)
 	}
-	s := &Server{cfg: cfg, sessions: map[string]time.Time{}}
+	s := &Server{cfg: cfg, sessions: map[string]time.Time{}, programs: map[string]*tea.Program{}, conns: map[string]ssh.Session{}}
 	opts := []ssh.Option{
 		wish.WithHostKeyPath(cfg.HostKey), // written on first start, read after: no changed-key warning on day two
-		wish.WithMiddleware(bm.Middleware(s.screen), s.admit),
+		wish.WithMiddleware(bm.MiddlewareWithProgramHandler(s.program), s.admit),
 	}
 	if cfg.Password != "" {
 		opts = append(opts, wish.WithPasswordAuth(func(_ ssh.Context, pass string) bool {
@@ -95,6 +98,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("SSH server: %w", err)
 	}
 	s.ssh = srv
+	if cfg.Room != nil {
+		s.SetRoom(cfg.Room)
+	}
 	return s, nil
 }
 
@@ -104,6 +110,66 @@ func (s *Server) SetRoom(r *room.Room) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cfg.Room = r
+	if s.stop != nil {
+		s.stop()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.stop = cancel
+	go s.poll(ctx, r)
+}
+
+// poll carries out the room's commands on this server's participants:
+// each server of the room reads the same table, each acts on its own.
+func (s *Server) poll(ctx context.Context, r *room.Room) {
+	c, cancel := context.WithTimeout(ctx, 5*time.Second)
+	last, _ := r.LastCommand(c) // only what is sent from now on
+	cancel()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		c, cancel := context.WithTimeout(ctx, 5*time.Second)
+		cmds, err := r.Commands(c, last)
+		cancel()
+		if err != nil {
+			continue // the next tick asks again
+		}
+		for _, cmd := range cmds {
+			last = cmd.ID
+			s.carryOut(cmd)
+		}
+	}
+}
+
+func (s *Server) carryOut(cmd room.Command) {
+	type target struct {
+		p    *tea.Program
+		conn ssh.Session
+	}
+	var to []target
+	s.mu.Lock()
+	for name, p := range s.programs {
+		if cmd.Target == "" || cmd.Target == name {
+			to = append(to, target{p, s.conns[name]})
+		}
+	}
+	s.mu.Unlock()
+	for _, t := range to { // outside the lock: Send waits for the screen's loop
+		switch cmd.Kind {
+		case room.Goto:
+			t.p.Send(ui.GotoLesson{Lesson: cmd.Arg})
+		case room.Say:
+			t.p.Send(ui.Broadcast{Text: cmd.Arg})
+		case room.End:
+			if t.conn != nil {
+				t.conn.Close() // the screen ends with the connection; its workers die with it
+			}
+		}
+	}
 }
 
 // Serve accepts participants on ln until Shutdown.
@@ -117,7 +183,14 @@ func (s *Server) Serve(ln net.Listener) error {
 
 // Shutdown stops accepting and ends every session (their workers die with
 // their screens).
-func (s *Server) Shutdown(ctx context.Context) error { return s.ssh.Shutdown(ctx) }
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	if s.stop != nil {
+		s.stop()
+	}
+	s.mu.Unlock()
+	return s.ssh.Shutdown(ctx)
+}
 
 // Participants lists who is connected now, sorted.
 func (s *Server) Participants() []string {
@@ -168,10 +241,26 @@ func (s *Server) admit(next ssh.Handler) ssh.Handler {
 		defer func() {
 			s.mu.Lock()
 			delete(s.sessions, user)
+			delete(s.programs, user)
+			delete(s.conns, user)
 			s.mu.Unlock()
 		}()
 		next(sess)
 	}
+}
+
+// program is one participant's screen as a program, kept so the room's
+// commands reach it.
+func (s *Server) program(sess ssh.Session) *tea.Program {
+	m, opts := s.screen(sess)
+	if m == nil {
+		return nil
+	}
+	p := tea.NewProgram(m, append(opts, bm.MakeOptions(sess)...)...)
+	s.mu.Lock()
+	s.programs[sess.User()], s.conns[sess.User()] = p, sess
+	s.mu.Unlock()
+	return p
 }
 
 // screen is one participant's lab screen, in their namespace; it closes

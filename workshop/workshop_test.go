@@ -381,3 +381,46 @@ func TestTwoServersOneRoom(t *testing.T) {
 	again := connect(t, b, "rmalice") // the other server
 	again.until(t, "the offer to resume on the other server", func(s string) bool { return strings.Contains(s, "You had run 1 of") })
 }
+
+// TestTheRoomSteersEveryServersParticipants: "go to lesson 13" sent to the
+// room moves participants on both servers, a line reaches every status
+// bar, and "end" closes one participant's session.
+func TestTheRoomSteersEveryServersParticipants(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	ctx := context.Background()
+	a, rm := serveRoom(t, "wssteer", "server-a")
+	b, _ := serveRoom(t, "wssteer", "server-b")
+	t.Cleanup(func() {
+		db, err := services.Open(ctx, services.Config{}.FromEnv().MySQL, "")
+		if err == nil {
+			services.DropOwned(ctx, db, room.DBName("wssteer"))
+			db.Close()
+		}
+	})
+	alice := connect(t, a, "stalice")
+	bob := connect(t, b, "stbob")
+	alice.until(t, "alice's screen", hasScreen)
+	bob.until(t, "bob's screen", hasScreen)
+	time.Sleep(1500 * time.Millisecond) // both servers' pollers have read where the commands start
+	if err := rm.Send(ctx, room.Command{Kind: room.Goto, Arg: "13"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tm := range []*terminal{alice, bob} {
+		tm.until(t, "lesson 13", func(s string) bool { return strings.Contains(s, "the instructor opened lesson 13 for you") })
+	}
+	if err := rm.Send(ctx, room.Command{Kind: room.Say, Arg: "five minutes left"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tm := range []*terminal{alice, bob} {
+		tm.until(t, "the broadcast", func(s string) bool { return strings.Contains(s, "instructor: five minutes left") })
+	}
+	if err := rm.Send(ctx, room.Command{Kind: room.End, Target: "stbob"}); err != nil {
+		t.Fatal(err)
+	}
+	bob.ended(t)
+	select {
+	case <-alice.done:
+		t.Fatal("ending bob's session ended alice's")
+	case <-time.After(1500 * time.Millisecond):
+	}
+}

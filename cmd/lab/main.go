@@ -45,7 +45,9 @@ usage:
                                    outbox relay throughput and latency against a no-database baseline
   lab serve [--listen ADDR] [--seats N] [--password-env VAR] [--participant-keys FILE] [--room NAME]
                                    the screen over SSH for a workshop: ssh -p 2222 alice@HOST
-  lab room --room NAME             a workshop room's participants: lesson, step, time on it, failures, verdicts
+  lab room --room NAME [--goto N [--to NAME]] [--say TEXT] [--end NAME]
+                                   a workshop room: each participant's lesson, step, time on it, failures,
+                                   verdicts, the class's predict answers; steer everyone (or one) on every server
   lab worker KIND [...]            a worker process (lessons start these)
 
 flags (every command):
@@ -110,7 +112,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	all := fs.Bool("all", false, "replay: every lesson")
 	parallel := fs.Int("parallel", 0, "replay: lessons side by side (0: the default for this machine)")
 	allNamespaces := fs.Bool("all-namespaces", false, "clean: every namespace that has a lab database")
-	roomName := fs.String("room", "", "room: the workshop room to show")
+	var rf roomFlags
+	fs.StringVar(&rf.name, "room", "", "room: the workshop room to show")
+	fs.StringVar(&rf.gotoLesson, "goto", "", "room: send participants to this lesson (number or id)")
+	fs.StringVar(&rf.to, "to", "", "room: only this participant (with --goto or --say)")
+	fs.StringVar(&rf.say, "say", "", "room: a line for every participant's status bar")
+	fs.StringVar(&rf.end, "end", "", "room: end this participant's session")
 	if err := fs.Parse(interleave(args)); err != nil {
 		return 2
 	}
@@ -130,7 +137,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "clean":
 		return cmdClean(ctx, g, *allNamespaces, stdout, stderr)
 	case "room":
-		return cmdRoom(ctx, g, *roomName, stdout, stderr)
+		return cmdRoom(ctx, g, rf, stdout, stderr)
 	case "replay":
 		return cmdReplay(ctx, g, fs.Args(), replayFlags{all: *all, json: *jsonOut, junit: *junit, transcript: *transcript, parallel: *parallel}, stdout, stderr)
 	case "", "open":

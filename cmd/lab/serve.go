@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sort"
 	"syscall"
 	"time"
 
@@ -133,9 +134,17 @@ func hostOf(listen string) string {
 	return h
 }
 
+// roomFlags are what the instructor asks of the room.
+type roomFlags struct {
+	name, gotoLesson, to, say, end string
+}
+
 // cmdRoom is `lab room --room NAME`: the room's participants, those failing
-// first, then those on their step longest.
-func cmdRoom(ctx context.Context, g globals, name string, stdout, stderr io.Writer) int {
+// first, then those on their step longest, and the class's answers at each
+// predict step; with --goto N [--to NAME], --say TEXT or --end NAME it
+// steers the room's participants on every server of the room.
+func cmdRoom(ctx context.Context, g globals, f roomFlags, stdout, stderr io.Writer) int {
+	name := f.name
 	if name == "" {
 		fmt.Fprintln(stderr, "lab room: name the room: lab room --room NAME (as lab serve --room NAME)")
 		return 2
@@ -152,6 +161,27 @@ func cmdRoom(ctx context.Context, g globals, name string, stdout, stderr io.Writ
 		return 1
 	}
 	defer rm.Close()
+	var cmds []room.Command
+	if f.gotoLesson != "" {
+		cmds = append(cmds, room.Command{Kind: room.Goto, Arg: f.gotoLesson, Target: f.to})
+	}
+	if f.say != "" {
+		cmds = append(cmds, room.Command{Kind: room.Say, Arg: f.say, Target: f.to})
+	}
+	if f.end != "" {
+		cmds = append(cmds, room.Command{Kind: room.End, Target: f.end})
+	}
+	for _, c := range cmds {
+		if err := rm.Send(ctx, c); err != nil {
+			fmt.Fprintln(stderr, "lab room:", err)
+			return 1
+		}
+		who := c.Target
+		if who == "" {
+			who = "everyone"
+		}
+		fmt.Fprintf(stdout, "sent %s %s to %s (every lab serve of the room carries it out within a second)\n", c.Kind, c.Arg, who)
+	}
 	ps, err := rm.Participants(ctx)
 	if err != nil {
 		fmt.Fprintln(stderr, "lab room:", err)
@@ -162,6 +192,30 @@ func cmdRoom(ctx context.Context, g globals, name string, stdout, stderr io.Writ
 	for _, p := range ps {
 		fmt.Fprintf(stdout, "  %-16s %-28s %3d/%-3d %9s %6d  %-34s %s\n", p.Name, p.Lesson, p.Step, p.Steps,
 			p.OnStep.Round(time.Second), p.Failed, p.Verdicts, p.Server)
+	}
+	tally, err := rm.Tally(ctx)
+	if err != nil {
+		fmt.Fprintln(stderr, "lab room:", err)
+		return 1
+	}
+	var lessons []string
+	for id := range tally {
+		lessons = append(lessons, id)
+	}
+	sort.Strings(lessons)
+	for _, id := range lessons {
+		for name, answers := range tally[id] {
+			fmt.Fprintf(stdout, "predict %s / %s:", id, name)
+			var opts []string
+			for o := range answers {
+				opts = append(opts, o)
+			}
+			sort.Strings(opts)
+			for _, o := range opts {
+				fmt.Fprintf(stdout, "  %s %d", o, answers[o])
+			}
+			fmt.Fprintln(stdout)
+		}
 	}
 	return 0
 }

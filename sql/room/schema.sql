@@ -14,3 +14,13 @@ CREATE TABLE IF NOT EXISTS participant (
   progress    LONGTEXT     NOT NULL,
   updated     DATETIME(6)  NOT NULL
 ) ENGINE=InnoDB
+;
+-- What the instructor asks of the room: go to a lesson, a line for every
+-- status bar, end a session. Every lab serve of the room polls it.
+CREATE TABLE IF NOT EXISTS command (
+  id       BIGINT       NOT NULL AUTO_INCREMENT PRIMARY KEY,
+  target   VARCHAR(32)  NOT NULL, -- a participant, or '' for everyone
+  kind     VARCHAR(16)  NOT NULL, -- goto | say | end
+  arg      VARCHAR(255) NOT NULL,
+  created  DATETIME(6)  NOT NULL
+) ENGINE=InnoDB

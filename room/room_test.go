@@ -1,0 +1,80 @@
+package room_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/rmlab/lab/room"
+	"github.com/rmlab/lab/services"
+)
+
+func open(t *testing.T, name string) *room.Room {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cfg := services.Config{}.FromEnv()
+	server, err := services.Open(ctx, cfg.MySQL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		services.DropOwned(context.Background(), server, room.DBName(name))
+		server.Close()
+	})
+	services.DropOwned(ctx, server, room.DBName(name)) // a previous run's
+	r, err := room.Open(ctx, server, cfg.MySQL, name, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Close)
+	return r
+}
+
+// TestAPredictTallyCountsEveryParticipantsAnswer: the class's answers at a
+// predict step, read from the participants' progress in the room.
+func TestAPredictTallyCountsEveryParticipantsAnswer(t *testing.T) {
+	r := open(t, "tallytest")
+	ctx := context.Background()
+	for name, pick := range map[string]string{"ann": "yes", "ben": "no", "cat": "yes"} {
+		snap := `{"lessons":{"broker-three-links":{"step":4,"predictions":{"confirm-means-processed":"` + pick + `"}}},` +
+			`"activity":{"lesson":"broker-three-links","step":4,"steps":20,"passed":4}}`
+		if err := r.Store(name).Save(ctx, []byte(snap)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tally, err := r.Tally(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := tally["broker-three-links"]["confirm-means-processed"]
+	if got["yes"] != 2 || got["no"] != 1 {
+		t.Fatalf("tally %v, want yes 2, no 1", got)
+	}
+	ps, err := r.Participants(ctx)
+	if err != nil || len(ps) != 3 || ps[0].Step != 4 || ps[0].Steps != 20 {
+		t.Fatalf("participants %+v, %v", ps, err)
+	}
+	// A participant's own progress comes back from the room, whole.
+	f, err := r.Store("ben").Load(ctx)
+	if err != nil || f.Lessons["broker-three-links"].Predictions["confirm-means-processed"] != "no" {
+		t.Fatalf("ben's progress %+v, %v", f, err)
+	}
+}
+
+// TestARoomRefusesADatabaseTheLabDidNotCreate: a same-named database
+// without the lab's mark is left alone.
+func TestARoomRefusesADatabaseTheLabDidNotCreate(t *testing.T) {
+	ctx := context.Background()
+	cfg := services.Config{}.FromEnv()
+	server, err := services.Open(ctx, cfg.MySQL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer server.Close()
+	server.Exec("CREATE DATABASE IF NOT EXISTS " + room.DBName("foreigntest"))
+	defer server.Exec("DROP DATABASE IF EXISTS " + room.DBName("foreigntest"))
+	if _, err := room.Open(ctx, server, cfg.MySQL, "foreigntest", "test"); err == nil {
+		t.Fatal("opened a room in a database the lab did not create")
+	}
+}
