@@ -37,6 +37,7 @@ type Config struct {
 	Seats           int             // participants at once; the next one is refused
 	Password        string          // the workshop password ("" for keys only)
 	ParticipantKeys []ssh.PublicKey // keys that may join as any participant
+	InstructorKeys  []ssh.PublicKey // keys that open the room: ssh instructor@HOST
 	IdleTimeout     time.Duration   // a session with no input this long ends
 	Services        *services.Services
 	Binary          string // the lab binary, for worker processes
@@ -76,18 +77,19 @@ func New(cfg Config) (*Server, error) {
 		wish.WithMiddleware(bm.MiddlewareWithProgramHandler(s.program), s.admit),
 	}
 	if cfg.Password != "" {
+		// The password lets "instructor" in too, only for admit to say that
+		// the room needs an instructor's key: a refusal with a reason.
 		opts = append(opts, wish.WithPasswordAuth(func(_ ssh.Context, pass string) bool {
 			return subtle.ConstantTimeCompare([]byte(pass), []byte(cfg.Password)) == 1
 		}))
 	}
-	if len(cfg.ParticipantKeys) > 0 {
-		opts = append(opts, wish.WithPublicKeyAuth(func(_ ssh.Context, key ssh.PublicKey) bool {
-			for _, k := range cfg.ParticipantKeys {
-				if ssh.KeysEqual(k, key) {
-					return true
-				}
+	if len(cfg.ParticipantKeys)+len(cfg.InstructorKeys) > 0 {
+		opts = append(opts, wish.WithPublicKeyAuth(func(ctx ssh.Context, key ssh.PublicKey) bool {
+			if ctx.User() == Instructor && has(cfg.InstructorKeys, key) {
+				ctx.SetValue(instructorKey{}, true)
+				return true
 			}
-			return false
+			return has(cfg.ParticipantKeys, key)
 		}))
 	}
 	if cfg.IdleTimeout > 0 {
@@ -204,6 +206,21 @@ func (s *Server) Participants() []string {
 	return out
 }
 
+// Instructor is the SSH user name that opens the room (with a key from
+// --instructor-keys, nothing else).
+const Instructor = "instructor"
+
+type instructorKey struct{}
+
+func has(keys []ssh.PublicKey, key ssh.PublicKey) bool {
+	for _, k := range keys {
+		if ssh.KeysEqual(k, key) {
+			return true
+		}
+	}
+	return false
+}
+
 // admit decides whether a session may have a screen: a valid participant
 // name, no command (the screen is all there is), a seat free, and no other
 // session of the same participant (two screens on one namespace would run
@@ -211,6 +228,18 @@ func (s *Server) Participants() []string {
 func (s *Server) admit(next ssh.Handler) ssh.Handler {
 	return func(sess ssh.Session) {
 		user := sess.User()
+		if user == Instructor {
+			if ok, _ := sess.Context().Value(instructorKey{}).(bool); !ok {
+				wish.Fatalln(sess, "lab: the room opens only with an instructor's key (lab serve --instructor-keys FILE); a password or a participant's key never opens it")
+				return
+			}
+			if _, _, ok := sess.Pty(); !ok || len(sess.Command()) > 0 {
+				wish.Fatalln(sess, "lab: the room is a screen: connect with ssh -t and no command")
+				return
+			}
+			next(sess)
+			return
+		}
 		if p := services.NamespaceProblem(user); p != "" {
 			wish.Fatalln(sess, fmt.Sprintf("lab: %q cannot be a participant's name: %s; connect as, e.g., ssh alice@HOST", user, p))
 			return
@@ -252,6 +281,16 @@ func (s *Server) admit(next ssh.Handler) ssh.Handler {
 // program is one participant's screen as a program, kept so the room's
 // commands reach it.
 func (s *Server) program(sess ssh.Session) *tea.Program {
+	if sess.User() == Instructor {
+		s.mu.Lock()
+		rm := s.cfg.Room
+		s.mu.Unlock()
+		if rm == nil {
+			wish.Fatalln(sess, "lab: this server keeps no room; start it with lab serve --room NAME to watch the room")
+			return nil
+		}
+		return tea.NewProgram(ui.NewRoom(sess.Context(), rm), bm.MakeOptions(sess)...)
+	}
 	m, opts := s.screen(sess)
 	if m == nil {
 		return nil

@@ -3,6 +3,7 @@ package workshop_test
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"fmt"
 	"net"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"charm.land/ssh"
 	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/rmlab/lab/room"
@@ -423,4 +425,68 @@ func TestTheRoomSteersEveryServersParticipants(t *testing.T) {
 		t.Fatal("ending bob's session ended alice's")
 	case <-time.After(1500 * time.Millisecond):
 	}
+}
+
+// TestTheRoomOpensOnlyWithAnInstructorsKey: instructor@ with an instructor
+// key gets the room's screen with the participants in it; with the
+// workshop password it is refused, saying what opens it.
+func TestTheRoomOpensOnlyWithAnInstructorsKey(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	ctx := context.Background()
+	_, priv, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := gossh.NewSignerFromKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := services.Connect(ctx, services.Config{NoDocker: true}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(svc.Close)
+	rm, err := room.Open(ctx, svc.MySQL, svc.Config.MySQL, "wsinstr", "server-i")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rm.Close(); services.DropOwned(ctx, svc.MySQL, room.DBName("wsinstr")) })
+	pub, _ := ssh.ParsePublicKey(signer.PublicKey().Marshal())
+	srv, err := workshop.New(workshop.Config{HostKey: filepath.Join(t.TempDir(), "hk"), Seats: 3, Password: password,
+		InstructorKeys: []ssh.PublicKey{pub}, Services: svc, Binary: labBinary, Lang: "en", Room: rm})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Shutdown(ctx) })
+	addr := ln.Addr().String()
+
+	p := connect(t, addr, "inpat")
+	p.until(t, "the participant's screen", hasScreen)
+	p.in.Write([]byte("\r"))
+
+	byPassword := connect(t, addr, workshop.Instructor)
+	byPassword.ended(t)
+	if !strings.Contains(byPassword.text(), "the room opens only with an instructor's key") {
+		t.Errorf("instructor by password: %q", byPassword.text())
+	}
+
+	c, err := gossh.Dial("tcp", addr, &gossh.ClientConfig{User: workshop.Instructor, Auth: []gossh.AuthMethod{gossh.PublicKeys(signer)},
+		HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	s, _ := c.NewSession()
+	tm := &terminal{client: c, sess: s, done: make(chan error, 1)}
+	s.Stdout, s.Stderr = tm, tm
+	tm.in, _ = s.StdinPipe()
+	s.RequestPty("xterm-256color", 30, 120, gossh.TerminalModes{})
+	s.Shell()
+	tm.until(t, "the room with the participant in it", func(s string) bool {
+		return strings.Contains(s, "room wsinstr: 1 participants") && strings.Contains(s, "inpat")
+	})
+	tm.in.Write([]byte(":say hello room\r"))
+	p.until(t, "the instructor's line", func(s string) bool { return strings.Contains(s, "instructor: hello room") })
 }

@@ -19,14 +19,17 @@ import (
 )
 
 const serveUsage = `usage: lab serve [--listen ADDR] [--host-key FILE] [--seats N] [--password-env VAR]
-                 [--participant-keys FILE] [--idle D] [--lessons DIR] [service flags]
+                 [--participant-keys FILE] [--instructor-keys FILE] [--room NAME]
+                 [--idle D] [--lessons DIR] [service flags]
 
 Serves the lab's screen over SSH to a workshop: each participant runs
   ssh -p 2222 alice@HOST
 and gets the screen in namespace alice (the SSH user name) on this lab's
 servers. Participants log in with the workshop password, read from the
 environment variable --password-env names (never a flag), or a key from
---participant-keys (authorized_keys format). Nothing but the screen is served.
+--participant-keys (authorized_keys format). With --room NAME and
+--instructor-keys, ssh instructor@HOST with one of those keys opens the room.
+Nothing but the screens is served.
 `
 
 // cmdServe is `lab serve`: wiring only; the server is package workshop.
@@ -41,6 +44,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	seats := fs.Int("seats", 20, "participants at once")
 	passEnv := fs.String("password-env", "LAB_WORKSHOP_PASSWORD", "environment variable holding the workshop password")
 	keys := fs.String("participant-keys", "", "authorized_keys file of participants who log in by key")
+	instructorKeys := fs.String("instructor-keys", "", "authorized_keys file of the keys that open the room: ssh instructor@HOST")
 	idle := fs.Duration("idle", 30*time.Minute, "end a session after this long with no key pressed")
 	roomName := fs.String("room", "", "keep the room's state in MySQL (lab_room_NAME), shared by every lab serve of the room")
 	if err := fs.Parse(interleave(args)); err != nil {
@@ -63,6 +67,14 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		cfg.ParticipantKeys = k
+	}
+	if *instructorKeys != "" {
+		k, err := workshop.ParseKeys(*instructorKeys)
+		if err != nil {
+			fmt.Fprintln(stderr, "lab serve:", err)
+			return 2
+		}
+		cfg.InstructorKeys = k
 	}
 	if cfg.Password == "" && len(cfg.ParticipantKeys) == 0 {
 		fmt.Fprintf(stderr, "lab serve: no way for participants to log in: export %s=... (the workshop password) or give --participant-keys FILE\n", *passEnv)
