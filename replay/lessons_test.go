@@ -56,7 +56,9 @@ func env(t *testing.T) *steps.Env {
 		t.Fatalf("services: %v", err)
 	}
 	t.Cleanup(svc.Close)
-	return &steps.Env{Svc: svc, Binary: labBinary, Replay: true, Queues: queuesFor(svc)}
+	// The workshop's default per-participant cap (lab serve --max-workers):
+	// replaying every lesson under it shows every lesson fits.
+	return &steps.Env{Svc: svc, Binary: labBinary, Replay: true, Queues: queuesFor(svc), MaxWorkers: 8}
 }
 
 // testParallel is how many lessons the replay tests run side by side
@@ -77,7 +79,7 @@ func testParallel(t *testing.T) int {
 func lanes(e *steps.Env) func(int) *steps.Env {
 	return func(i int) *steps.Env {
 		ls := e.Svc.Lane(i)
-		return &steps.Env{Svc: ls, Binary: e.Binary, Replay: true, Queues: queuesFor(ls)}
+		return &steps.Env{Svc: ls, Binary: e.Binary, Replay: true, Queues: queuesFor(ls), MaxWorkers: e.MaxWorkers}
 	}
 }
 

@@ -79,3 +79,19 @@ func TestAWaitShowsWhatTheWorkerPrintedBeforeIt(t *testing.T) {
 		}
 	}
 }
+
+// TestAWorkshopsWorkerCapRefusesOneMoreWorkerAndSaysWhy: with a cap of one
+// live worker, the lesson's second spawn fails with the reason.
+func TestAWorkshopsWorkerCapRefusesOneMoreWorkerAndSaysWhy(t *testing.T) {
+	l, err := labs.LoadFile("../ui/testdata/worker-lessons/en/02-fixture-workers.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := env(t)
+	capped := *e
+	capped.MaxWorkers = 1
+	lr := replay.Lesson(context.Background(), &capped, l, replay.Options{StepTimeout: time.Minute})
+	if lr.Passed || !strings.Contains(lr.Why, "1 worker processes are already running, this lab's limit") {
+		t.Fatalf("passed %t: %s", lr.Passed, lr.Why)
+	}
+}

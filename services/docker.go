@@ -74,7 +74,7 @@ func (s *Services) startContainers(ctx context.Context, errs []error) []error {
 		}
 		if started != nil {
 			e = &lab.Error{What: "a Docker engine answered but starting the container failed", Err: started,
-				Fix: "start the service yourself, or run `docker compose up -d`"}
+				Fix: "start the service yourself, or run `docker compose up -d mysql rabbitmq redis`"}
 			left = append(left, err, e)
 		}
 	}

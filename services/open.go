@@ -70,5 +70,5 @@ func OpenAMQP(ctx context.Context, rawURL string) (*amqp.Connection, error) {
 
 func amqpUnreachable(rawURL string, err error) *lab.Error {
 	return &lab.Error{What: "cannot reach RabbitMQ", Where: secret.URL(rawURL), Err: err,
-		Fix: "start it (rabbitmq-server -detached), pass another broker with --amqp URL or LAB_AMQP_URL, or run `docker compose up -d`"}
+		Fix: "start it (rabbitmq-server -detached), pass another broker with --amqp URL or LAB_AMQP_URL, or run `docker compose up -d mysql rabbitmq redis`"}
 }

@@ -127,7 +127,7 @@ func (s *Services) connectMySQL(ctx context.Context) error {
 		}
 		s.Info.MySQLErr = &lab.Error{What: "cannot reach MySQL/MariaDB", Where: where + " as " + secret.DSN(s.Config.MySQL), Err: err,
 			Fix: "start it (on Debian: start-stop-daemon --start --background --exec /usr/sbin/mariadbd), " +
-				"pass another server with --mysql DSN or LAB_MYSQL_DSN, or run `docker compose up -d` in the lab's folder"}
+				"pass another server with --mysql DSN or LAB_MYSQL_DSN, or run `docker compose up -d mysql rabbitmq redis` in the lab's folder"}
 		return s.Info.MySQLErr
 	}
 	db.SetMaxOpenConns(32)
@@ -287,7 +287,7 @@ func (s *Services) connectRedis(ctx context.Context) error {
 	if err != nil {
 		cl.Close()
 		s.Info.RedisErr = &lab.Error{What: "cannot reach Redis", Where: secret.Addr(s.Config.Redis), Err: err,
-			Fix: "start it (redis-server --daemonize yes --port 6379), pass another with --redis ADDR or LAB_REDIS_ADDR, or run `docker compose up -d`"}
+			Fix: "start it (redis-server --daemonize yes --port 6379), pass another with --redis ADDR or LAB_REDIS_ADDR, or run `docker compose up -d mysql rabbitmq redis`"}
 		return s.Info.RedisErr
 	}
 	for _, l := range strings.Split(info, "\n") {

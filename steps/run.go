@@ -72,6 +72,9 @@ type Env struct {
 	// Queues reads queue state at the broker for the queue panel and the
 	// ledger; the broker package provides it (nil until wired).
 	Queues func(ctx context.Context, names []string) ([]lab.QueueStat, error)
+	// MaxWorkers caps the worker processes one run may have alive (a
+	// workshop's per-participant limit); 0 is no cap.
+	MaxWorkers int
 }
 
 // Outcome is what the last step produced, for expect steps to check.

@@ -83,6 +83,9 @@ func (spawnKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	if r.Env.Binary == "" {
 		return fail("no lab binary to start workers with")
 	}
+	if max := r.Env.MaxWorkers; max > 0 && r.Workers.Live() >= max {
+		return fail("%d worker processes are already running, this lab's limit (a workshop's per-participant cap); kill or stop one first", max)
+	}
 	if old := r.Workers.Get(s.Attrs["name"]); old != nil {
 		if st := old.Status(); st.State == worker.Running || st.State == worker.Paused {
 			return fail("worker %s is still %s; kill or stop it first", old.Name, st.State)

@@ -312,6 +312,17 @@ func (g *Group) Statuses() []Status {
 	return out
 }
 
+// Live counts the workers still running or paused.
+func (g *Group) Live() int {
+	n := 0
+	for _, st := range g.Statuses() {
+		if st.State == Running || st.State == Paused {
+			n++
+		}
+	}
+	return n
+}
+
 // KillAll SIGKILLs every worker still alive and forgets them all.
 func (g *Group) KillAll() {
 	g.mu.Lock()

@@ -39,6 +39,7 @@ type Config struct {
 	ParticipantKeys []ssh.PublicKey // keys that may join as any participant
 	InstructorKeys  []ssh.PublicKey // keys that open the room: ssh instructor@HOST
 	IdleTimeout     time.Duration   // a session with no input this long ends
+	MaxWorkers      int             // worker processes one participant may have alive (0: no cap)
 	Services        *services.Services
 	Binary          string // the lab binary, for worker processes
 	Lang            string
@@ -306,7 +307,7 @@ func (s *Server) program(sess ssh.Session) *tea.Program {
 // (workers killed, sessions rolled back) when the SSH session ends.
 func (s *Server) screen(sess ssh.Session) (tea.Model, []tea.ProgramOption) {
 	svc := s.cfg.Services.For(sess.User())
-	env := &steps.Env{Svc: svc, Binary: s.cfg.Binary, Queues: broker.NewReader(svc).Read}
+	env := &steps.Env{Svc: svc, Binary: s.cfg.Binary, Queues: broker.NewReader(svc).Read, MaxWorkers: s.cfg.MaxWorkers}
 	s.mu.Lock()
 	rm := s.cfg.Room
 	s.mu.Unlock()

@@ -46,6 +46,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	keys := fs.String("participant-keys", "", "authorized_keys file of participants who log in by key")
 	instructorKeys := fs.String("instructor-keys", "", "authorized_keys file of the keys that open the room: ssh instructor@HOST")
 	idle := fs.Duration("idle", 30*time.Minute, "end a session after this long with no key pressed")
+	maxWorkers := fs.Int("max-workers", 8, "worker processes one participant may have alive (every lesson runs within 8: the replay test runs them all under it)")
 	roomName := fs.String("room", "", "keep the room's state in MySQL (lab_room_NAME), shared by every lab serve of the room")
 	if err := fs.Parse(interleave(args)); err != nil {
 		return 2
@@ -58,7 +59,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		}
 		*hostKey = filepath.Join(dir, "rmlab", "workshop", "ssh_host_ed25519")
 	}
-	cfg := workshop.Config{HostKey: *hostKey, Seats: *seats, Password: os.Getenv(*passEnv), IdleTimeout: *idle,
+	cfg := workshop.Config{HostKey: *hostKey, Seats: *seats, Password: os.Getenv(*passEnv), IdleTimeout: *idle, MaxWorkers: *maxWorkers,
 		Binary: binary(), Lang: g.lang, LessonsDir: g.lessons}
 	if *keys != "" {
 		k, err := workshop.ParseKeys(*keys)
