@@ -146,7 +146,7 @@ func TestUnknownLessonAndBadNamespaceAreClearErrors(t *testing.T) {
 		t.Errorf("exit %d: %s", code, errOut)
 	}
 	_, errOut, code = runLab(t, "replay", "--all", "--namespace", "Bad-NS")
-	if code == 0 || !strings.Contains(errOut, "1–16 lowercase letters or digits") {
+	if code == 0 || !strings.Contains(errOut, "1–16 lowercase letters, digits or _") {
 		t.Errorf("exit %d: %s", code, errOut)
 	}
 }
