@@ -44,6 +44,7 @@ type Config struct {
 	Binary          string // the lab binary, for worker processes
 	Lang            string
 	LessonsDir      string
+	Start           string // the lesson a new participant's screen opens at ("": the first)
 	// Room keeps every participant's progress and activity in MySQL,
 	// shared by every `lab serve` of the room; nil keeps it in files here.
 	Room *room.Room
@@ -322,7 +323,7 @@ func (s *Server) screen(sess ssh.Session) (tea.Model, []tea.ProgramOption) {
 		}
 		store = progress.FileStore{Path: file}
 	}
-	m, stop, err := ui.New(sess.Context(), ui.Options{Env: env, Lang: s.cfg.Lang, LessonsDir: s.cfg.LessonsDir, Progress: store})
+	m, stop, err := ui.New(sess.Context(), ui.Options{Env: env, Lang: s.cfg.Lang, LessonsDir: s.cfg.LessonsDir, Progress: store, Start: s.cfg.Start})
 	if err != nil {
 		wish.Fatalln(sess, "lab: "+err.Error())
 		return nil, nil

@@ -31,8 +31,22 @@ It creates blog_outbox_lab_NSbench and the queue bench.relay_NSbench, and drops
 both at the end.
 `
 
-// cmdBench is `lab bench relay ...`.
+const benchWorkshopUsage = `usage: lab bench workshop --sessions N [--lesson ID] [--keys K] [--pace D] [--json]
+                        [--mysql DSN] [--amqp URL] [--redis ADDR]
+
+Serves the lab over SSH in this process, as lab serve does, and opens N real
+SSH sessions that each walk a lesson by pressing enter K times, D apart (its
+real steps and worker processes run); reports p50/p99 of the time from each
+key to the server's next output, CPU (one process: server and clients, plus
+the workers), peak memory and peak live workers. Each session is namespace
+bwsXXXXi; their databases are dropped at the end.
+`
+
+// cmdBench is `lab bench relay ...` or `lab bench workshop ...`.
 func cmdBench(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "workshop" {
+		return cmdBenchWorkshop(args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "relay" {
 		fmt.Fprint(stderr, benchUsage)
 		return 2
@@ -65,6 +79,43 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	res, err := bench.Run(ctx, g.cfg, o)
+	if err != nil {
+		printErr(stderr, err)
+		return 1
+	}
+	if *jsonOut {
+		if err := json.NewEncoder(stdout).Encode(res); err != nil {
+			return 1
+		}
+		return 0
+	}
+	fmt.Fprintln(stdout, res)
+	return 0
+}
+
+func cmdBenchWorkshop(args []string, stdout, stderr io.Writer) int {
+	var g globals
+	fs := flag.NewFlagSet("lab bench workshop", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, benchWorkshopUsage) }
+	g.flags(fs)
+	var o bench.WorkshopOptions
+	fs.IntVar(&o.Sessions, "sessions", 10, "SSH sessions at once")
+	fs.StringVar(&o.Lesson, "lesson", "idem-separate-transactions", "the lesson each session walks (it runs workers)")
+	fs.IntVar(&o.Keys, "keys", 20, "keys each session presses")
+	fs.DurationVar(&o.Pace, "pace", 500*time.Millisecond, "time between a session's keys")
+	jsonOut := fs.Bool("json", false, "print the result as JSON")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if err := g.cfg.FromEnv().Validate(); err != nil {
+		printErr(stderr, err)
+		return 2
+	}
+	o.Binary = binary()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := bench.Workshop(ctx, g.cfg, o)
 	if err != nil {
 		printErr(stderr, err)
 		return 1

@@ -43,6 +43,8 @@ usage:
                                    drop what the lab created in a namespace (only what carries its mark)
   lab bench relay --events N --workers W [--batch B] [--no-skip-locked] [--json]
                                    outbox relay throughput and latency against a no-database baseline
+  lab bench workshop --sessions N [--lesson ID] [--keys K] [--json]
+                                   N real SSH sessions walking a lesson: key-to-frame p50/p99, CPU, memory
   lab serve [--listen ADDR] [--seats N] [--password-env VAR] [--participant-keys FILE] [--room NAME]
                                    the screen over SSH for a workshop: ssh -p 2222 alice@HOST
   lab room --room NAME [--goto N [--to NAME]] [--say TEXT] [--end NAME]
