@@ -283,3 +283,10 @@ func (r *Room) Tally(ctx context.Context) (map[string]map[string]map[string]int,
 	}
 	return out, rows.Err()
 }
+
+// Forget deletes a participant's row, progress included: their next
+// session starts the lessons afresh.
+func (r *Room) Forget(ctx context.Context, name string) error {
+	_, err := r.DB.ExecContext(ctx, "DELETE FROM participant WHERE name=?", name)
+	return err
+}

@@ -154,8 +154,11 @@ func (v *RoomView) send(line string) tea.Cmd {
 		c = room.Command{Kind: room.Say, Arg: strings.TrimSpace(strings.TrimPrefix(line, "say"))}
 	case f[0] == "end" && len(f) == 2:
 		c = room.Command{Kind: room.End, Target: f[1]}
+	case f[0] == "reset":
+		v.status = "reset a participant from a shell: lab room --room " + v.room.Name + " --reset NAME (it also cleans their namespace)"
+		return nil
 	default:
-		v.status = "commands: goto N [NAME] · say TEXT · end NAME"
+		v.status = "commands: goto N [NAME], say TEXT, end NAME"
 		return nil
 	}
 	r, ctx := v.room, v.ctx

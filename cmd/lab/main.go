@@ -47,7 +47,7 @@ usage:
                                    N real SSH sessions walking a lesson: key-to-frame p50/p99, CPU, memory
   lab serve [--listen ADDR] [--seats N] [--password-env VAR] [--participant-keys FILE] [--room NAME]
                                    the screen over SSH for a workshop: ssh -p 2222 alice@HOST
-  lab room --room NAME [--goto N [--to NAME]] [--say TEXT] [--end NAME]
+  lab room --room NAME [--goto N [--to NAME]] [--say TEXT] [--end NAME] [--reset NAME]
                                    a workshop room: each participant's lesson, step, time on it, failures,
                                    verdicts, the class's predict answers; steer everyone (or one) on every server
   lab worker KIND [...]            a worker process (lessons start these)
@@ -120,6 +120,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&rf.to, "to", "", "room: only this participant (with --goto or --say)")
 	fs.StringVar(&rf.say, "say", "", "room: a line for every participant's status bar")
 	fs.StringVar(&rf.end, "end", "", "room: end this participant's session")
+	fs.StringVar(&rf.reset, "reset", "", "room: end this participant's session, clean their namespace and forget their progress")
 	if err := fs.Parse(interleave(args)); err != nil {
 		return 2
 	}

@@ -16,6 +16,7 @@ import (
 
 	_ "github.com/go-sql-driver/mysql"
 
+	"github.com/rmlab/lab/cleaner"
 	"github.com/rmlab/lab/services"
 )
 
@@ -328,7 +329,7 @@ func TestAllNamespacesAreFoundFromTheLabsMarkedDatabases(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer svc.Close()
-	found, err := labNamespaces(ctx, svc)
+	found, err := cleaner.Namespaces(ctx, svc)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,8 +13,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rmlab/lab/cleaner"
 	"github.com/rmlab/lab/progress"
 	"github.com/rmlab/lab/room"
+	"github.com/rmlab/lab/services"
 	"github.com/rmlab/lab/workshop"
 )
 
@@ -149,7 +151,7 @@ func hostOf(listen string) string {
 
 // roomFlags are what the instructor asks of the room.
 type roomFlags struct {
-	name, gotoLesson, to, say, end string
+	name, gotoLesson, to, say, end, reset string
 }
 
 // cmdRoom is `lab room --room NAME`: the room's participants, those failing
@@ -183,6 +185,11 @@ func cmdRoom(ctx context.Context, g globals, f roomFlags, stdout, stderr io.Writ
 	}
 	if f.end != "" {
 		cmds = append(cmds, room.Command{Kind: room.End, Target: f.end})
+	}
+	if f.reset != "" {
+		if code := resetParticipant(ctx, svc, rm, g.lessons, f.reset, stdout, stderr); code != 0 {
+			return code
+		}
 	}
 	for _, c := range cmds {
 		if err := rm.Send(ctx, c); err != nil {
@@ -229,6 +236,41 @@ func cmdRoom(ctx context.Context, g globals, f roomFlags, stdout, stderr io.Writ
 			}
 			fmt.Fprintln(stdout)
 		}
+	}
+	return 0
+}
+
+// resetParticipant starts a participant over: their session ends (on
+// whichever server it runs; their workers die with it), then what their
+// lessons created in their namespace is dropped, and their progress in the
+// room is forgotten.
+func resetParticipant(ctx context.Context, svc *services.Services, rm *room.Room, lessons, name string, stdout, stderr io.Writer) int {
+	if p := services.NamespaceProblem(name); p != "" {
+		fmt.Fprintf(stderr, "lab room --reset %s: not a participant's name: %s\n", name, p)
+		return 2
+	}
+	if err := rm.Send(ctx, room.Command{Kind: room.End, Target: name}); err != nil {
+		fmt.Fprintln(stderr, "lab room:", err)
+		return 1
+	}
+	// Every server polls each second, and a screen closes its run (workers
+	// killed, sessions rolled back) within 5 s of its connection closing.
+	fmt.Fprintf(stdout, "ending %s's session, then cleaning namespace %s\n", name, name)
+	select {
+	case <-ctx.Done():
+		return 130
+	case <-time.After(7 * time.Second):
+	}
+	cl := cleaner.New(ctx, svc, lessons, stdout)
+	defer cl.Close()
+	cl.Namespace(ctx, services.Names{NS: name})
+	if err := rm.Forget(ctx, name); err != nil {
+		fmt.Fprintln(stderr, "lab room:", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "%s starts afresh on their next ssh\n", name)
+	if cl.Failed() {
+		return 1
 	}
 	return 0
 }

@@ -1,0 +1,229 @@
+// Package cleaner removes what the lab created in a namespace, and only
+// that: the article's databases that carry the lab's mark, the queues and
+// exchanges the lessons declare or reset (and, with the management API,
+// whatever the broker's marks say the lab created there), and the
+// namespace's Redis keys. `lab clean` and a workshop room's reset of one
+// participant both use it.
+package cleaner
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/broker"
+	"github.com/rmlab/lab/labs"
+	"github.com/rmlab/lab/services"
+	"github.com/rmlab/lab/steps"
+)
+
+// Cleaner removes one namespace at a time and remembers whether anything
+// was left.
+type Cleaner struct {
+	svc               *services.Services
+	broker            *broker.Client
+	queues, exchanges []string
+	marks             []string // every exchange name at the broker, when the management API lists them
+	out               io.Writer
+	failed            bool
+}
+
+// New is a cleaner on svc that knows the names of the built-in lessons and
+// those in lessonsDir ("" for none), and reports each thing it did or left
+// on out.
+func New(ctx context.Context, svc *services.Services, lessonsDir string, out io.Writer) *Cleaner {
+	queues, exchanges, err := brokerNames(lessonsDir)
+	cl := &Cleaner{svc: svc, queues: queues, exchanges: exchanges, out: out, broker: broker.NewClient(svc.Config.AMQP)}
+	if err != nil {
+		cl.Report("", err)
+	}
+	if svc.Info.Management {
+		if m, err := broker.ManagementFor(svc.Config.AMQP, svc.Config.Management); err == nil {
+			cl.marks, _ = m.Exchanges(ctx) // without the list, the lessons' names still go
+		}
+	}
+	return cl
+}
+
+// Close drops the broker connection.
+func (cl *Cleaner) Close() { cl.broker.Close() }
+
+// Failed reports whether anything was left.
+func (cl *Cleaner) Failed() bool { return cl.failed }
+
+// markedIn are the real names of the queues and exchanges the broker's
+// marks say the lab created in a named namespace (their names end _NS).
+// The default namespace's names carry no suffix to tell them from any
+// other's, so it gets only what the lessons name.
+func (cl *Cleaner) markedIn(names services.Names) (queues, exchanges []string) {
+	if names.NS == "" {
+		return nil, nil
+	}
+	q, x := broker.MarkedNames(cl.marks)
+	keep := func(in []string) []string {
+		var out []string
+		for _, n := range in {
+			// orders_alice is alice's; orders_alice_r1 ends _r1 but is
+			// alice's replay lane's, not learner r1's: the article's
+			// names hold no '_'.
+			if article, ok := strings.CutSuffix(n, "_"+names.NS); ok && article != "" && !strings.Contains(article, "_") {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	return keep(q), keep(x)
+}
+
+func (cl *Cleaner) Report(what string, err error) {
+	if err != nil {
+		cl.failed = true
+		fmt.Fprintf(cl.out, "  left   %v\n", err)
+		return
+	}
+	if what != "" {
+		fmt.Fprintf(cl.out, "  done   %s\n", what)
+	}
+}
+
+func (cl *Cleaner) Namespace(ctx context.Context, names services.Names) {
+	svc := cl.svc
+	ns := "the default namespace"
+	if names.NS != "" {
+		ns = "namespace " + names.NS
+	}
+	fmt.Fprintf(cl.out, "cleaning %s\n", ns)
+
+	if svc.Info.MySQLErr != nil {
+		cl.Report("", fmt.Errorf("databases: %v", svc.Info.MySQLErr))
+	} else {
+		for _, db := range []string{services.IdempotencyDB, services.OutboxDB} {
+			name := names.Name(db)
+			what := ""
+			dropped, err := services.DropOwned(ctx, svc.MySQL, name)
+			if dropped {
+				what = "DROP DATABASE " + name
+			}
+			cl.Report(what, err)
+		}
+	}
+
+	if svc.Info.AMQPErr != nil {
+		cl.Report("", fmt.Errorf("queues and exchanges: %v", svc.Info.AMQPErr))
+	} else {
+		// Queues first, then the exchanges they were bound to: what the
+		// lessons name, and what the broker's marks say the lab created
+		// in this namespace (any lesson's, loaded or not).
+		mq, mx := cl.markedIn(names)
+		for _, set := range []struct {
+			kind         string
+			names, extra []string
+		}{{"queue", cl.queues, mq}, {"exchange", cl.exchanges, mx}} {
+			done := map[string]bool{}
+			for _, n := range set.names {
+				done[names.Name(n)] = true
+				cl.Report(cl.broker.Remove(ctx, set.kind, names.Name(n)))
+			}
+			for _, real := range set.extra {
+				if !done[real] {
+					cl.Report(cl.broker.Remove(ctx, set.kind, real))
+				}
+			}
+		}
+	}
+
+	if svc.Info.RedisErr != nil {
+		cl.Report("", fmt.Errorf("Redis keys: %v", svc.Info.RedisErr))
+	} else {
+		pat := names.RedisKey("lab:*")
+		n, err := svc.DeleteRedisKeys(ctx, pat)
+		if err == nil {
+			cl.Report(fmt.Sprintf("deleted %d Redis key(s) matching %s", n, pat), nil)
+		} else {
+			cl.Report("", fmt.Errorf("Redis keys %s: %v", pat, err))
+		}
+	}
+}
+
+// Namespaces finds every named namespace that has one of the article's
+// databases carrying the lab's mark, replay lanes' included (the default
+// namespace is not one of them: clean it with a plain `lab clean`).
+func Namespaces(ctx context.Context, svc *services.Services) ([]services.Names, error) {
+	rows, err := svc.MySQL.QueryContext(ctx, "SELECT TABLE_SCHEMA FROM information_schema.TABLES WHERE TABLE_NAME = ?", services.MarkTable)
+	if err != nil {
+		return nil, fmt.Errorf("list the lab's databases: %w", err)
+	}
+	defer rows.Close()
+	seen := map[string]bool{}
+	var out []services.Names
+	for rows.Next() {
+		var schema string
+		if err := rows.Scan(&schema); err != nil {
+			return nil, err
+		}
+		for _, db := range []string{services.IdempotencyDB, services.OutboxDB} {
+			ns, ok := strings.CutPrefix(schema, db+"_")
+			if ok && !seen[ns] && (services.ValidNamespace(ns) || services.IsLaneNamespace(ns)) {
+				seen[ns] = true
+				out = append(out, services.Names{NS: ns})
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].NS < out[j].NS })
+	return out, rows.Err()
+}
+
+// brokerNames are the queues and exchanges (article names) the lessons'
+// reset steps clear and declare steps create: every built-in lesson in both
+// languages, and an instructor's own with --lessons. (With the management
+// API, the broker's own marks add whatever else the lab created.)
+func brokerNames(lessonsDir string) (queues, exchanges []string, err error) {
+	qs, xs := map[string]bool{}, map[string]bool{}
+	var all []*lab.Lesson
+	for _, lang := range labs.Langs {
+		ls, _ := labs.Builtin(lang) // the built-in lessons always load (a test says so)
+		all = append(all, ls...)
+		if lessonsDir != "" {
+			mine, lerr := labs.LoadDir(lessonsDir, lang)
+			if lerr != nil {
+				err = lerr
+			}
+			all = append(all, mine...)
+		}
+	}
+	for _, l := range all {
+		for _, s := range l.Steps() {
+			if s.Kind == "declare" {
+				q, x := steps.Declared(s)
+				for _, n := range q {
+					qs[n] = true
+				}
+				for _, n := range x {
+					xs[n] = true
+				}
+			}
+			if s.Kind != "reset" {
+				continue
+			}
+			for _, q := range steps.SplitList(s.Attrs["queues"]) {
+				qs[q] = true
+			}
+			for _, x := range steps.SplitList(s.Attrs["exchanges"]) {
+				xs[x] = true
+			}
+		}
+	}
+	return sorted(qs), sorted(xs), err
+}
+
+func sorted(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

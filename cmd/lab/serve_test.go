@@ -1,0 +1,114 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	gossh "golang.org/x/crypto/ssh"
+
+	"github.com/rmlab/lab/room"
+	"github.com/rmlab/lab/services"
+)
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
+func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+func freePort(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// TestLabRoomResetEndsTheSessionCleansTheNamespaceAndForgetsTheProgress
+// runs the real binaries: lab serve --room, a participant over SSH who runs
+// lesson 1's reset, then lab room --reset.
+func TestLabRoomResetEndsTheSessionCleansTheNamespaceAndForgetsTheProgress(t *testing.T) {
+	addr := freePort(t)
+	serve := exec.Command(bin, "serve", "--listen", addr, "--room", "clireset", "--seats", "2")
+	serve.Env = append(os.Environ(), "LAB_WORKSHOP_PASSWORD=pw-reset", "XDG_STATE_HOME="+t.TempDir())
+	var serveOut syncBuf
+	serve.Stdout, serve.Stderr = &serveOut, &serveOut
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	t.Cleanup(func() {
+		serve.Process.Kill()
+		serve.Wait()
+		if db, err := services.Open(ctx, services.Config{}.FromEnv().MySQL, ""); err == nil {
+			services.DropOwned(ctx, db, room.DBName("clireset"))
+			db.Close()
+		}
+	})
+	var c *gossh.Client
+	var err error
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if c, err = gossh.Dial("tcp", addr, &gossh.ClientConfig{User: "rsalice", Auth: []gossh.AuthMethod{gossh.Password("pw-reset")},
+			HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 2 * time.Second}); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatalf("lab serve never answered: %v\n%s", err, serveOut.String())
+	}
+	defer c.Close()
+	s, _ := c.NewSession()
+	var screen syncBuf
+	s.Stdout, s.Stderr = &screen, &screen
+	in, _ := s.StdinPipe()
+	s.RequestPty("xterm-256color", 30, 100, gossh.TerminalModes{})
+	s.Shell()
+	done := make(chan struct{})
+	go func() { s.Wait(); close(done) }()
+	db, err := services.Open(ctx, services.Config{}.FromEnv().MySQL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	exists := func() bool {
+		var n int
+		db.QueryRow("SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME='blog_idempotency_lab_rsalice'").Scan(&n)
+		return n == 1
+	}
+	for deadline := time.Now().Add(20 * time.Second); !exists(); time.Sleep(200 * time.Millisecond) {
+		if !strings.Contains(screen.String(), "reliable-messaging lab") {
+			continue
+		}
+		in.Write([]byte("\r"))
+		time.Sleep(time.Second)
+		if time.Now().After(deadline) {
+			t.Fatalf("the participant's reset created no database:\n%s", screen.String())
+		}
+	}
+	out, errOut, code := runLab(t, "room", "--room", "clireset", "--reset", "rsalice")
+	if code != 0 || !strings.Contains(out, "rsalice starts afresh") {
+		t.Fatalf("lab room --reset: exit %d\n%s%s", code, out, errOut)
+	}
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Error("the participant's session did not end")
+	}
+	if exists() {
+		t.Error("blog_idempotency_lab_rsalice is still there")
+	}
+	out, _, _ = runLab(t, "room", "--room", "clireset")
+	if strings.Contains(out, "rsalice") {
+		t.Errorf("the room still lists rsalice:\n%s", out)
+	}
+}
