@@ -160,7 +160,8 @@ func hasScreen(s string) bool { return strings.Contains(s, "reliable-messaging l
 
 // TestTwoParticipantsGetTheScreenEachInTheirOwnNamespace: alice and bob
 // connect with only an SSH client; each gets the lab's screen; the first
-// step alice runs creates her database, not bob's; q ends her session and
+// step alice runs creates her database, not bob's; both walk lesson 1 to its
+// end by keys at once, each in their own database; q ends her session and
 // frees her seat.
 func TestTwoParticipantsGetTheScreenEachInTheirOwnNamespace(t *testing.T) {
 	addr, srv := serve(t, 2)
@@ -192,6 +193,22 @@ func TestTwoParticipantsGetTheScreenEachInTheirOwnNamespace(t *testing.T) {
 	}
 	if exists("blog_idempotency_lab_wsbob") {
 		t.Error("alice's step created bob's database")
+	}
+	// Both walk lesson 1 to its end by keys, at once; each ends with user 7
+	// at 10 points in their own database.
+	for range 30 {
+		alice.in.Write([]byte("\r"))
+		bob.in.Write([]byte("\r"))
+		time.Sleep(600 * time.Millisecond)
+	}
+	for _, who := range []string{"wsalice", "wsbob"} {
+		var points int
+		if err := db.QueryRow("SELECT points FROM blog_idempotency_lab_" + who + ".points_account WHERE user_id=7").Scan(&points); err != nil || points != 10 {
+			t.Errorf("%s's user 7 has %d points (%v), want 10", who, points, err)
+		}
+	}
+	for _, tm := range []*terminal{alice, bob} {
+		tm.until(t, "the lesson's end", func(s string) bool { return strings.Contains(s, "Lesson complete") })
 	}
 	alice.in.Write([]byte("q"))
 	alice.ended(t)
@@ -302,6 +319,10 @@ func TestADroppedConnectionLeavesNoWorkerProcess(t *testing.T) {
 // serveRoom starts a workshop server in room name: its progress and the
 // room's rows in MySQL, shared with any other server of the room.
 func serveRoom(t *testing.T, name, self string) (string, *room.Room) {
+	return serveRoomLessons(t, name, self, "", "")
+}
+
+func serveRoomLessons(t *testing.T, name, self, lessons, start string) (string, *room.Room) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -316,7 +337,7 @@ func serveRoom(t *testing.T, name, self string) (string, *room.Room) {
 	}
 	t.Cleanup(rm.Close)
 	srv, err := workshop.New(workshop.Config{HostKey: filepath.Join(t.TempDir(), "host_ed25519"), Seats: 4,
-		Password: password, Services: svc, Binary: labBinary, Lang: "en", Room: rm})
+		Password: password, Services: svc, Binary: labBinary, Lang: "en", Room: rm, LessonsDir: lessons, Start: start})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -472,6 +493,12 @@ func TestTheRoomOpensOnlyWithAnInstructorsKey(t *testing.T) {
 		t.Errorf("instructor by password: %q", byPassword.text())
 	}
 
+	_, otherPriv, _ := ed25519.GenerateKey(nil)
+	other, _ := gossh.NewSignerFromKey(otherPriv)
+	if _, err := gossh.Dial("tcp", addr, &gossh.ClientConfig{User: workshop.Instructor, Auth: []gossh.AuthMethod{gossh.PublicKeys(other)},
+		HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 5 * time.Second}); err == nil || !strings.Contains(err.Error(), "unable to authenticate") {
+		t.Errorf("a key nobody listed: %v", err)
+	}
 	c, err := gossh.Dial("tcp", addr, &gossh.ClientConfig{User: workshop.Instructor, Auth: []gossh.AuthMethod{gossh.PublicKeys(signer)},
 		HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 5 * time.Second})
 	if err != nil {
@@ -489,4 +516,41 @@ func TestTheRoomOpensOnlyWithAnInstructorsKey(t *testing.T) {
 	})
 	tm.in.Write([]byte(":say hello room\r"))
 	p.until(t, "the instructor's line", func(s string) bool { return strings.Contains(s, "instructor: hello room") })
+}
+
+// TestAPredictTallyCountsBothParticipantsAnswers: at a predict step alice
+// takes the first option and bob the second, on their own screens; the
+// room's tally has one of each.
+func TestAPredictTallyCountsBothParticipantsAnswers(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	ctx := context.Background()
+	addr, rm := serveRoomLessons(t, "wstally", "server-t", "../ui/testdata/lessons", "fixture-predict")
+	t.Cleanup(func() {
+		db, err := services.Open(ctx, services.Config{}.FromEnv().MySQL, "")
+		if err == nil {
+			services.DropOwned(ctx, db, room.DBName("wstally"))
+			db.Close()
+		}
+	})
+	rm.DB.Exec("DELETE FROM participant")
+	alice := connect(t, addr, "tyalice")
+	bob := connect(t, addr, "tybob")
+	for _, tm := range []*terminal{alice, bob} {
+		tm.until(t, "the predict step", func(s string) bool { return strings.Contains(s, "Does a confirm mean") })
+	}
+	alice.in.Write([]byte("\r"))   // yes, the first option
+	bob.in.Write([]byte("\x1b[B")) // down
+	time.Sleep(300 * time.Millisecond)
+	bob.in.Write([]byte("\r")) // no
+	var got map[string]int
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		tally, err := rm.Tally(ctx)
+		if err == nil {
+			got = tally["fixture-predict"]["confirm"]
+			if got["yes"] == 1 && got["no"] == 1 {
+				return
+			}
+		}
+	}
+	t.Fatalf("tally %v, want yes 1 and no 1", got)
 }
