@@ -38,6 +38,17 @@ func DBName(name string) string { return "lab_room_" + name }
 // lab's) and opens a pool on it. A database of that name the lab did not
 // create is refused and left alone.
 func Open(ctx context.Context, server *sql.DB, dsn, name, self string) (*Room, error) {
+	return open(ctx, server, dsn, name, self, true)
+}
+
+// Existing opens a room some `lab serve --room` created; a name with no
+// room is an error, not a new empty room (a typo must not look like an
+// empty class).
+func Existing(ctx context.Context, server *sql.DB, dsn, name, self string) (*Room, error) {
+	return open(ctx, server, dsn, name, self, false)
+}
+
+func open(ctx context.Context, server *sql.DB, dsn, name, self string, create bool) (*Room, error) {
 	if !nameRe.MatchString(name) {
 		return nil, fmt.Errorf("room %q: use 1–24 lowercase letters, digits or _", name)
 	}
@@ -54,6 +65,8 @@ func Open(ctx context.Context, server *sql.DB, dsn, name, self string) (*Room, e
 		if marked == 0 {
 			return nil, fmt.Errorf("database %s exists but was not created by the lab; nothing was touched — pick another --room", db)
 		}
+	} else if !create {
+		return nil, fmt.Errorf("there is no room %s on this MySQL server (database %s): lab serve --room %s creates it", name, db, name)
 	} else {
 		if _, err := server.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS `"+db+"`"); err != nil {
 			return nil, fmt.Errorf("create the room's database %s: %w", db, err)

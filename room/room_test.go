@@ -78,3 +78,22 @@ func TestARoomRefusesADatabaseTheLabDidNotCreate(t *testing.T) {
 		t.Fatal("opened a room in a database the lab did not create")
 	}
 }
+
+// TestAnUnknownRoomIsAnErrorNotANewEmptyRoom: a name no lab serve used is an error.
+func TestAnUnknownRoomIsAnErrorNotANewEmptyRoom(t *testing.T) {
+	ctx := context.Background()
+	cfg := services.Config{}.FromEnv()
+	server, err := services.Open(ctx, cfg.MySQL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer server.Close()
+	if _, err := room.Existing(ctx, server, cfg.MySQL, "nosuchroomtest", "test"); err == nil {
+		t.Fatal("opened a room nobody created")
+	}
+	var n int
+	server.QueryRow("SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME=?", room.DBName("nosuchroomtest")).Scan(&n)
+	if n != 0 {
+		t.Error("asking for an unknown room created its database")
+	}
+}

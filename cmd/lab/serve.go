@@ -170,7 +170,7 @@ func cmdRoom(ctx context.Context, g globals, f roomFlags, stdout, stderr io.Writ
 		return code
 	}
 	defer svc.Close()
-	rm, err := room.Open(ctx, svc.MySQL, svc.Config.MySQL, name, "lab room")
+	rm, err := room.Existing(ctx, svc.MySQL, svc.Config.MySQL, name, "lab room")
 	if err != nil {
 		fmt.Fprintln(stderr, "lab room:", err)
 		return 1
