@@ -60,6 +60,7 @@ type Server struct {
 	programs map[string]*tea.Program // participant → their screen, for the room's commands
 	conns    map[string]ssh.Session  // participant → their session, for end
 	stop     context.CancelFunc      // ends the room's poller
+	screens  sync.WaitGroup          // screens still closing (workers, sessions, the last save)
 }
 
 // New builds the server; Serve runs it.
@@ -185,15 +186,30 @@ func (s *Server) Serve(ln net.Listener) error {
 	return err
 }
 
-// Shutdown stops accepting and ends every session (their workers die with
-// their screens).
+// Shutdown stops accepting, ends every session and waits (within ctx)
+// until each screen has killed its workers and saved its progress.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	if s.stop != nil {
 		s.stop()
 	}
+	conns := make([]ssh.Session, 0, len(s.conns))
+	for _, c := range s.conns {
+		conns = append(conns, c)
+	}
 	s.mu.Unlock()
-	return s.ssh.Shutdown(ctx)
+	err := s.ssh.Shutdown(ctx)
+	for _, c := range conns {
+		c.Close() // a screen still open ends now
+	}
+	// Wait until every screen has closed its run and saved its progress.
+	done := make(chan struct{})
+	go func() { s.screens.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+	return err
 }
 
 // Participants lists who is connected now, sorted.
@@ -328,7 +344,9 @@ func (s *Server) screen(sess ssh.Session) (tea.Model, []tea.ProgramOption) {
 		wish.Fatalln(sess, "lab: "+err.Error())
 		return nil, nil
 	}
+	s.screens.Add(1)
 	go func() {
+		defer s.screens.Done()
 		<-sess.Context().Done()
 		stop()
 	}()
