@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	mrand "math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
@@ -152,8 +153,8 @@ func Workshop(ctx context.Context, cfg services.Config, o WorkshopOptions) (Work
 }
 
 // walk is one participant: connect, wait for the screen, press enter (the
-// next step, or the highlighted option of a menu) o.Keys times at o.Pace,
-// and time each key to the first output after it.
+// next step, or the highlighted option of a menu) o.Keys times about o.Pace
+// apart, and time each key to the first output after it.
 func walk(addr, user, pw string, o WorkshopOptions) ([]time.Duration, int, error) {
 	c, err := gossh.Dial("tcp", addr, &gossh.ClientConfig{User: user, Auth: []gossh.AuthMethod{gossh.Password(pw)},
 		HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 10 * time.Second})
@@ -183,8 +184,11 @@ func walk(addr, user, pw string, o WorkshopOptions) ([]time.Duration, int, error
 	}
 	var lat []time.Duration
 	miss := 0
+	// People do not press keys in step: each session starts at its own
+	// moment in the first pace, and each pause varies by up to ±25 %.
+	time.Sleep(time.Duration(mrand.Int64N(int64(o.Pace))))
 	for range o.Keys {
-		time.Sleep(o.Pace)
+		time.Sleep(o.Pace*3/4 + time.Duration(mrand.Int64N(int64(o.Pace/2)+1)))
 		out.drain()
 		sent := time.Now()
 		in.Write([]byte("\r"))

@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
@@ -33,8 +34,31 @@ var builtin embed.FS
 var Langs = []string{"en", "zh"}
 
 // Builtin loads the lessons shipped in the binary, in one language; a
-// translation is checked against the English lesson.
+// translation is checked against the English lesson. They are parsed once
+// per process (a workshop server opens a screen per participant) and
+// shared: callers read lessons, never change them.
 func Builtin(lang string) ([]*lab.Lesson, error) {
+	builtinMu.Lock()
+	defer builtinMu.Unlock()
+	if c, ok := builtinCache[lang]; ok {
+		return append([]*lab.Lesson(nil), c.ls...), c.err
+	}
+	ls, err := loadBuiltin(lang)
+	builtinCache[lang] = builtinLoad{ls, err}
+	return append([]*lab.Lesson(nil), ls...), err
+}
+
+type builtinLoad struct {
+	ls  []*lab.Lesson
+	err error
+}
+
+var (
+	builtinMu    sync.Mutex
+	builtinCache = map[string]builtinLoad{}
+)
+
+func loadBuiltin(lang string) ([]*lab.Lesson, error) {
 	ls, err := LoadFS(builtin, lang, "labs/"+lang)
 	if lang == "en" {
 		return ls, err

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 
 	"charm.land/glamour/v2"
@@ -34,6 +35,13 @@ func (c *proseCache) lines(key, md string, width int, st *Styles) []string {
 	if v, ok := c.m[key]; ok {
 		return v
 	}
+	// Every screen of a workshop server renders the same lessons at the
+	// same few widths: one rendering serves them all.
+	sk := sharedKey{style: st.GlamourName, width: width, md: md}
+	if v, ok := sharedProse.Load(sk); ok {
+		c.m[key] = v.([]string)
+		return c.m[key]
+	}
 	src := joinCJKLines(asciiSafe(md))
 	var out string
 	if c.r != nil {
@@ -56,7 +64,18 @@ func (c *proseCache) lines(key, md string, width int, st *Styles) []string {
 	}
 	lines = trimBlank(lines)
 	c.m[key] = lines
+	sharedProse.Store(sk, lines)
 	return lines
+}
+
+// sharedProse is rendered prose across every screen of the process
+// (read-only once stored).
+var sharedProse sync.Map
+
+type sharedKey struct {
+	style string
+	width int
+	md    string
 }
 
 // trimBlank drops blank lines at both ends.

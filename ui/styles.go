@@ -16,6 +16,8 @@ type Styles struct {
 	Color bool
 	Dark  bool
 
+	panes map[paneKey]string // rendered panes, for pane(); dropped with the Styles on a theme change
+
 	Border     lipgloss.Style // a pane's border
 	BorderOn   lipgloss.Style // the border of the pane keys go to
 	Title      lipgloss.Style // a pane's title, set in its top border
