@@ -112,3 +112,74 @@ func TestLabRoomResetEndsTheSessionCleansTheNamespaceAndForgetsTheProgress(t *te
 		t.Errorf("the room still lists rsalice:\n%s", out)
 	}
 }
+
+// startServe runs a real `lab serve` process in room name on a free port.
+func startServe(t *testing.T, name, state string) string {
+	t.Helper()
+	addr := freePort(t)
+	serve := exec.Command(bin, "serve", "--listen", addr, "--room", name, "--seats", "2")
+	serve.Env = append(os.Environ(), "LAB_WORKSHOP_PASSWORD=pw-two", "XDG_STATE_HOME="+state)
+	var out syncBuf
+	serve.Stdout, serve.Stderr = &out, &out
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { serve.Process.Kill(); serve.Wait() })
+	return addr
+}
+
+// sshEnter logs in as user and presses enter once the screen is up.
+func sshEnter(t *testing.T, addr, user string) *gossh.Client {
+	t.Helper()
+	var c *gossh.Client
+	var err error
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if c, err = gossh.Dial("tcp", addr, &gossh.ClientConfig{User: user, Auth: []gossh.AuthMethod{gossh.Password("pw-two")},
+			HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 2 * time.Second}); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatalf("lab serve at %s never answered: %v", addr, err)
+	}
+	t.Cleanup(func() { c.Close() })
+	s, _ := c.NewSession()
+	var screen syncBuf
+	s.Stdout, s.Stderr = &screen, &screen
+	in, _ := s.StdinPipe()
+	s.RequestPty("xterm-256color", 30, 100, gossh.TerminalModes{})
+	s.Shell()
+	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(screen.String(), "reliable-messaging lab"); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: no screen", user)
+		}
+	}
+	in.Write([]byte("\r"))
+	return c
+}
+
+// TestTwoLabServeProcessesOnOneMySQLAreOneRoom: two real lab serve
+// processes on different ports, one room; lab room lists the participants
+// of both, each at their server.
+func TestTwoLabServeProcessesOnOneMySQLAreOneRoom(t *testing.T) {
+	ctx := context.Background()
+	t.Cleanup(func() {
+		if db, err := services.Open(ctx, services.Config{}.FromEnv().MySQL, ""); err == nil {
+			services.DropOwned(ctx, db, room.DBName("clitwo"))
+			db.Close()
+		}
+	})
+	a := startServe(t, "clitwo", t.TempDir())
+	b := startServe(t, "clitwo", t.TempDir())
+	sshEnter(t, a, "twoann")
+	sshEnter(t, b, "twoben")
+	var out string
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(300 * time.Millisecond) {
+		out, _, _ = runLab(t, "room", "--room", "clitwo")
+		if strings.Contains(out, "2 participant(s)") && strings.Contains(out, "twoann") && strings.Contains(out, "twoben") &&
+			strings.Contains(out, a) && strings.Contains(out, b) {
+			return
+		}
+	}
+	t.Fatalf("lab room shows:\n%s\nwant twoann at %s and twoben at %s", out, a, b)
+}
