@@ -14,7 +14,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 )
 
@@ -58,6 +57,12 @@ func Path(namespace, lessonsDir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return filepath.Join(dir, "rmlab", fileName(namespace, lessonsDir)), nil
+}
+
+// fileName is progress[-NS][-DIR].json, DIR the lessons folder's name and
+// a short hash of its absolute path.
+func fileName(namespace, lessonsDir string) string {
 	name := "progress"
 	if namespace != "" {
 		name += "-" + namespace
@@ -70,7 +75,7 @@ func Path(namespace, lessonsDir string) (string, error) {
 		sum := sha256.Sum256([]byte(abs))
 		name += "-" + filepath.Base(abs) + "-" + hex.EncodeToString(sum[:4])
 	}
-	return filepath.Join(dir, "rmlab", name+".json"), nil
+	return name + ".json"
 }
 
 // StateDir is $XDG_STATE_HOME, default ~/.local/state: where the lab keeps
@@ -87,15 +92,18 @@ func StateDir() (string, error) {
 }
 
 // Participant is where a workshop participant's progress is kept on the
-// server: $XDG_STATE_HOME/rmlab/workshop/NAME[-DIR].json, whatever
-// $LAB_PROGRESS_FILE says (participants never share a file).
+// server: <state dir>/rmlab/workshop/progress-NAME[-DIR].json, beside
+// $LAB_PROGRESS_FILE's folder when that is set (participants never share
+// one file).
 func Participant(name, lessonsDir string) (string, error) {
-	p, err := Path(name, lessonsDir)
-	if err != nil || os.Getenv(Env) == "" {
-		return strings.Replace(p, filepath.Join("rmlab", "progress-"), filepath.Join("rmlab", "workshop", "progress-"), 1), err
+	dir, err := StateDir()
+	if f := os.Getenv(Env); f != "" {
+		dir, err = filepath.Dir(f), nil
 	}
-	dir := filepath.Join(filepath.Dir(os.Getenv(Env)), "workshop")
-	return filepath.Join(dir, name+".json"), nil
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "rmlab", "workshop", fileName(name, lessonsDir)), nil
 }
 
 // Load reads the file; a missing file is an empty progress. The built-in
