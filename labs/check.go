@@ -166,7 +166,7 @@ func lint(l *lab.Lesson, add func(line int, format string, args ...any)) {
 			for _, n := range expansions(s.Attrs["name"], choices) {
 				spawned[n] = prog
 			}
-			for _, pt := range SplitListVars(s.Attrs["pause-at"], choices) {
+			for _, pt := range splitListVars(s.Attrs["pause-at"], choices) {
 				if points := steps.Programs[prog]; !slices.Contains(points, pt) {
 					add(s.Line, "spawn pause-at=%s: %s never pauses there%s; its points are %s (lab worker %s --help)",
 						pt, prog, steps.Suggest(pt, points), strings.Join(points, ", "), prog)
@@ -235,8 +235,8 @@ func expansions(s string, choices map[string][]steps.Option) []string {
 	return out
 }
 
-// SplitListVars splits a comma-separated value and expands each item.
-func SplitListVars(v string, choices map[string][]steps.Option) []string {
+// splitListVars splits a comma-separated value and expands each item.
+func splitListVars(v string, choices map[string][]steps.Option) []string {
 	var out []string
 	for _, x := range steps.SplitList(v) {
 		out = append(out, expansions(x, choices)...)

@@ -303,3 +303,24 @@ func (r *Room) Forget(ctx context.Context, name string) error {
 	_, err := r.DB.ExecContext(ctx, "DELETE FROM participant WHERE name=?", name)
 	return err
 }
+
+// ScreenClosed is how long a participant's session may take to end once
+// asked: every server polls the commands each second, and a screen closes
+// its run (workers killed, sessions rolled back) within 5 s.
+const ScreenClosed = 7 * time.Second
+
+// Reset starts a participant over: their session ends on whichever server
+// it runs (their workers die with it), clean removes what their lessons
+// created in their namespace, and their progress is forgotten.
+func (r *Room) Reset(ctx context.Context, name string, clean func(ctx context.Context, namespace string)) error {
+	if err := r.Send(ctx, Command{Kind: End, Target: name}); err != nil {
+		return err
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(ScreenClosed):
+	}
+	clean(ctx, name)
+	return r.Forget(ctx, name)
+}

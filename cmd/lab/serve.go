@@ -187,8 +187,21 @@ func cmdRoom(ctx context.Context, g globals, f roomFlags, stdout, stderr io.Writ
 		cmds = append(cmds, room.Command{Kind: room.End, Target: f.end})
 	}
 	if f.reset != "" {
-		if code := resetParticipant(ctx, svc, rm, g.lessons, f.reset, stdout, stderr); code != 0 {
-			return code
+		if p := services.NamespaceProblem(f.reset); p != "" {
+			fmt.Fprintf(stderr, "lab room --reset %s: not a participant's name: %s\n", f.reset, p)
+			return 2
+		}
+		fmt.Fprintf(stdout, "ending %s's session, then cleaning namespace %s\n", f.reset, f.reset)
+		cl := cleaner.New(ctx, svc, g.lessons, stdout)
+		err := rm.Reset(ctx, f.reset, func(ctx context.Context, ns string) { cl.Namespace(ctx, services.Names{NS: ns}) })
+		cl.Close()
+		if err != nil {
+			fmt.Fprintln(stderr, "lab room:", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "%s starts afresh on their next ssh\n", f.reset)
+		if cl.Failed() {
+			return 1
 		}
 	}
 	for _, c := range cmds {
@@ -236,41 +249,6 @@ func cmdRoom(ctx context.Context, g globals, f roomFlags, stdout, stderr io.Writ
 			}
 			fmt.Fprintln(stdout)
 		}
-	}
-	return 0
-}
-
-// resetParticipant starts a participant over: their session ends (on
-// whichever server it runs; their workers die with it), then what their
-// lessons created in their namespace is dropped, and their progress in the
-// room is forgotten.
-func resetParticipant(ctx context.Context, svc *services.Services, rm *room.Room, lessons, name string, stdout, stderr io.Writer) int {
-	if p := services.NamespaceProblem(name); p != "" {
-		fmt.Fprintf(stderr, "lab room --reset %s: not a participant's name: %s\n", name, p)
-		return 2
-	}
-	if err := rm.Send(ctx, room.Command{Kind: room.End, Target: name}); err != nil {
-		fmt.Fprintln(stderr, "lab room:", err)
-		return 1
-	}
-	// Every server polls each second, and a screen closes its run (workers
-	// killed, sessions rolled back) within 5 s of its connection closing.
-	fmt.Fprintf(stdout, "ending %s's session, then cleaning namespace %s\n", name, name)
-	select {
-	case <-ctx.Done():
-		return 130
-	case <-time.After(7 * time.Second):
-	}
-	cl := cleaner.New(ctx, svc, lessons, stdout)
-	defer cl.Close()
-	cl.Namespace(ctx, services.Names{NS: name})
-	if err := rm.Forget(ctx, name); err != nil {
-		fmt.Fprintln(stderr, "lab room:", err)
-		return 1
-	}
-	fmt.Fprintf(stdout, "%s starts afresh on their next ssh\n", name)
-	if cl.Failed() {
-		return 1
 	}
 	return 0
 }
