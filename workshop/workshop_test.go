@@ -41,13 +41,9 @@ func TestMain(m *testing.M) {
 
 const password = "workshop-pw-42"
 
-// serve starts a workshop server on a free loopback port with the real
-// services and returns its address.
-func serve(t *testing.T, seats int) (string, *workshop.Server) { return serveLessons(t, seats, "") }
-
-func serveLessons(t *testing.T, seats int, lessons string) (string, *workshop.Server) {
+// connectServices reaches the real services for a test's servers.
+func connectServices(t *testing.T) *services.Services {
 	t.Helper()
-	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	svc, err := services.Connect(ctx, services.Config{NoDocker: true}, true)
@@ -55,8 +51,23 @@ func serveLessons(t *testing.T, seats int, lessons string) (string, *workshop.Se
 		t.Fatal(err)
 	}
 	t.Cleanup(svc.Close)
-	srv, err := workshop.New(workshop.Config{HostKey: filepath.Join(t.TempDir(), "host_ed25519"), Seats: seats,
-		Password: password, Services: svc, Binary: labBinary, Lang: "en", LessonsDir: lessons})
+	return svc
+}
+
+// start runs a workshop server with cfg on a free loopback port, filling
+// what every test's server shares (host key, password, services, binary),
+// and stops it when the test ends.
+func start(t *testing.T, cfg workshop.Config) (string, *workshop.Server) {
+	t.Helper()
+	cfg.HostKey = filepath.Join(t.TempDir(), "host_ed25519")
+	if cfg.Password == "" {
+		cfg.Password = password
+	}
+	if cfg.Services == nil {
+		cfg.Services = connectServices(t)
+	}
+	cfg.Binary, cfg.Lang = labBinary, "en"
+	srv, err := workshop.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,6 +82,16 @@ func serveLessons(t *testing.T, seats int, lessons string) (string, *workshop.Se
 		srv.Shutdown(c)
 	})
 	return ln.Addr().String(), srv
+}
+
+// serve starts a workshop server with the real services, progress in a
+// temporary state directory, and returns its address.
+func serve(t *testing.T, seats int) (string, *workshop.Server) { return serveLessons(t, seats, "") }
+
+func serveLessons(t *testing.T, seats int, lessons string) (string, *workshop.Server) {
+	t.Helper()
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	return start(t, workshop.Config{Seats: seats, LessonsDir: lessons})
 }
 
 // terminal is one participant's SSH session with a pty, as `ssh` opens it.
@@ -322,36 +343,18 @@ func serveRoom(t *testing.T, name, self string) (string, *room.Room) {
 	return serveRoomLessons(t, name, self, "", "")
 }
 
-func serveRoomLessons(t *testing.T, name, self, lessons, start string) (string, *room.Room) {
+func serveRoomLessons(t *testing.T, name, self, lessons, first string) (string, *room.Room) {
 	t.Helper()
+	svc := connectServices(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	svc, err := services.Connect(ctx, services.Config{NoDocker: true}, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(svc.Close)
 	rm, err := room.Open(ctx, svc.MySQL, svc.Config.MySQL, name, self)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(rm.Close)
-	srv, err := workshop.New(workshop.Config{HostKey: filepath.Join(t.TempDir(), "host_ed25519"), Seats: 4,
-		Password: password, Services: svc, Binary: labBinary, Lang: "en", Room: rm, LessonsDir: lessons, Start: start})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ln)
-	t.Cleanup(func() {
-		c, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(c)
-	})
-	return ln.Addr().String(), rm
+	addr, _ := start(t, workshop.Config{Seats: 4, Services: svc, Room: rm, LessonsDir: lessons, Start: first})
+	return addr, rm
 }
 
 // TestTwoServersOneRoom: two `lab serve` processes' worth of servers on
@@ -462,26 +465,14 @@ func TestTheRoomOpensOnlyWithAnInstructorsKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := services.Connect(ctx, services.Config{NoDocker: true}, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(svc.Close)
+	svc := connectServices(t)
 	rm, err := room.Open(ctx, svc.MySQL, svc.Config.MySQL, "wsinstr", "server-i")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rm.Close(); services.DropOwned(ctx, svc.MySQL, room.DBName("wsinstr")) })
 	pub, _ := ssh.ParsePublicKey(signer.PublicKey().Marshal())
-	srv, err := workshop.New(workshop.Config{HostKey: filepath.Join(t.TempDir(), "hk"), Seats: 3, Password: password,
-		InstructorKeys: []ssh.PublicKey{pub}, Services: svc, Binary: labBinary, Lang: "en", Room: rm})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Shutdown(ctx) })
-	addr := ln.Addr().String()
+	addr, _ := start(t, workshop.Config{Seats: 3, InstructorKeys: []ssh.PublicKey{pub}, Services: svc, Room: rm})
 
 	p := connect(t, addr, "inpat")
 	p.until(t, "the participant's screen", hasScreen)
