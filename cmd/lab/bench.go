@@ -83,14 +83,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 		printErr(stderr, err)
 		return 1
 	}
-	if *jsonOut {
-		if err := json.NewEncoder(stdout).Encode(res); err != nil {
-			return 1
-		}
-		return 0
-	}
-	fmt.Fprintln(stdout, res)
-	return 0
+	return printResult(stdout, res, *jsonOut)
 }
 
 func cmdBenchWorkshop(args []string, stdout, stderr io.Writer) int {
@@ -120,7 +113,12 @@ func cmdBenchWorkshop(args []string, stdout, stderr io.Writer) int {
 		printErr(stderr, err)
 		return 1
 	}
-	if *jsonOut {
+	return printResult(stdout, res, *jsonOut)
+}
+
+// printResult prints a benchmark's result as JSON or as its one line.
+func printResult(stdout io.Writer, res fmt.Stringer, asJSON bool) int {
+	if asJSON {
 		if err := json.NewEncoder(stdout).Encode(res); err != nil {
 			return 1
 		}
