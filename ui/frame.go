@@ -1,0 +1,136 @@
+package ui
+
+// The frame: how the panes are laid out for the terminal, and drawn.
+
+import (
+	"fmt"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+)
+
+// relayout sizes every pane for the terminal and the focus.
+func (a *App) relayout() {
+	W, H := a.width, a.height
+	if W <= 0 || H <= 0 {
+		return
+	}
+	bodyH := max(H-2, 3) // header and footer lines
+	a.help.SetSize(W, bodyH)
+	switch {
+	case W >= 160:
+		a.mode = modeWide
+		listW := min(max(W/6, 28), 40)
+		panelsW := min(max(W*2/5, 56), 90)
+		a.list.SetSize(listW, bodyH)
+		a.lesson.SetSize(W-listW-panelsW, bodyH)
+		a.panels.SetSize(panelsW, bodyH)
+	case a.focus == focusList:
+		a.mode = modeList
+		a.list.SetSize(W, bodyH)
+	case W >= 120:
+		a.mode = modeSide
+		panelsW := W * 9 / 20
+		a.lesson.SetSize(W-panelsW, bodyH)
+		a.panels.SetSize(panelsW, bodyH)
+	case bodyH < 12:
+		// Too short to share: the lesson alone (the panels come back when
+		// the terminal grows).
+		a.mode = modeLessonOnly
+		a.lesson.SetSize(W, bodyH)
+	default:
+		a.mode = modeSplit
+		lessonH := max(bodyH*11/20, 6)
+		a.lesson.SetSize(W, lessonH)
+		a.panels.SetSize(W, bodyH-lessonH)
+	}
+	a.list.active = a.focus == focusList
+	a.lesson.active = a.focus == focusLesson
+}
+
+// View draws the screen: a header line, the body, a footer line.
+func (a *App) View() tea.View {
+	v := tea.NewView(a.render())
+	v.AltScreen = true
+	v.WindowTitle = a.c.t().AppName
+	return v
+}
+
+func (a *App) render() string {
+	if a.width <= 0 || a.height <= 0 {
+		return ""
+	}
+	var body string
+	switch {
+	case a.showHelp:
+		body = a.help.View()
+	case a.mode == modeWide:
+		body = joinH(a.list.View(), a.lesson.View(), a.panels.View())
+	case a.mode == modeList:
+		body = a.list.View()
+	case a.mode == modeSide:
+		body = joinH(a.lesson.View(), a.panels.View())
+	case a.mode == modeLessonOnly:
+		body = a.lesson.View()
+	default:
+		body = a.lesson.View() + "\n" + a.panels.View()
+	}
+	return a.header() + "\n" + body + "\n" + a.footer()
+}
+
+// joinH puts equal-height blocks side by side (each already exact width).
+func joinH(blocks ...string) string {
+	cols := make([][]string, len(blocks))
+	n := 0
+	for i, b := range blocks {
+		cols[i] = strings.Split(b, "\n")
+		n = max(n, len(cols[i]))
+	}
+	var sb strings.Builder
+	for r := 0; r < n; r++ {
+		if r > 0 {
+			sb.WriteByte('\n')
+		}
+		for _, c := range cols {
+			if r < len(c) {
+				sb.WriteString(c[r])
+			}
+		}
+	}
+	return sb.String()
+}
+
+func (a *App) header() string {
+	st, t := a.c.st, a.c.t()
+	left := st.Header.Render(" "+t.AppName) + st.Dim.Render(t.LangLabel+a.c.lang)
+	if l := a.current(); l != nil {
+		left += st.Dim.Render(fmt.Sprintf(t.LessonN, l.Number)) + oneLine(l.Title)
+	}
+	right := st.Dim.Render(t.HelpQuit)
+	room := a.width - displayWidth(right)
+	return fitLine(fitLine(left, max(room-1, 0))+" "+right, a.width)
+}
+
+func (a *App) footer() string {
+	st := a.c.st
+	if a.status != "" {
+		s := st.Status
+		if a.statusBad {
+			s = st.Bad
+		}
+		return fitLine(" "+s.Render(a.status), a.width)
+	}
+	// As many hints as fit, most useful first.
+	hints := a.c.t().HintsList
+	if a.focus == focusLesson {
+		hints = a.c.t().HintsLesson
+	}
+	hint := ""
+	for _, h := range hints {
+		if displayWidth(hint)+2+displayWidth(h) > a.width {
+			break
+		}
+		hint += "  " + h
+	}
+	return fitLine(st.Footer.Render(strings.TrimPrefix(hint, " ")), a.width)
+}
