@@ -4,18 +4,13 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	lab "github.com/rmlab/lab"
-	"github.com/rmlab/lab/batch"
-	"github.com/rmlab/lab/consumer"
-	"github.com/rmlab/lab/executor"
-	"github.com/rmlab/lab/producer"
+	"github.com/rmlab/lab/programs"
 	"github.com/rmlab/lab/provider"
-	"github.com/rmlab/lab/relay"
 	"github.com/rmlab/lab/worker"
 )
 
@@ -38,24 +33,10 @@ type spawnKind struct{}
 
 // Programs are the worker programs a spawn step can start, each with the
 // pause points it announces (declared beside its code).
-var Programs = map[string][]string{
-	"consumer":       consumer.Points,
-	"relay":          relay.Points,
-	"producer":       producer.Points,
-	"batch-consumer": batch.Points,
-	"executor":       executor.Points,
-	"provider":       provider.Points,
-}
+var Programs = programs.Points()
 
 // ProgramNames lists Programs, sorted.
-func ProgramNames() []string {
-	var out []string
-	for p := range Programs {
-		out = append(out, p)
-	}
-	sort.Strings(out)
-	return out
-}
+func ProgramNames() []string { return programs.Names() }
 
 func (spawnKind) Check(s *lab.Step) error {
 	if err := CheckAttrs(s, "name", "program", "pause-at"); err != nil {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/rmlab/lab/room"
 	"github.com/rmlab/lab/services"
+	"github.com/rmlab/lab/worker"
 	"github.com/rmlab/lab/workshop"
 )
 
@@ -29,9 +30,16 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	labBinary = filepath.Join(dir, "lab")
-	if out, err := exec.Command("go", "build", "-o", labBinary, "../cmd/lab").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build lab: %v\n%s", err, out)
+	// The workers start as an installed lab serve's do: from lab-worker.
+	lab := filepath.Join(dir, "lab")
+	for bin, pkg := range map[string]string{lab: "../cmd/lab", filepath.Join(dir, worker.LightBinary): "../cmd/lab-worker"} {
+		if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", pkg, err, out)
+			os.Exit(1)
+		}
+	}
+	if labBinary = worker.Beside(lab); labBinary == lab {
+		fmt.Fprintln(os.Stderr, "lab-worker built beside lab is not taken for the same build")
 		os.Exit(1)
 	}
 	code := m.Run()

@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"sort"
 	"strings"
 
 	lab "github.com/rmlab/lab"
 	"github.com/rmlab/lab/secret"
 	"github.com/rmlab/lab/services"
+	"github.com/rmlab/lab/worker"
 )
 
 // cmdDoctor reports versions and capabilities, and which lessons a missing
@@ -59,6 +61,7 @@ func cmdDoctor(ctx context.Context, g globals, stdout, stderr io.Writer) int {
 		ns = "(none: the article's names exactly)"
 	}
 	fmt.Fprintf(stdout, "  namespace        %s\n", ns)
+	fmt.Fprintf(stdout, "  workers          %s\n", workersNote())
 
 	caps := in.Caps()
 	fmt.Fprintln(stdout, "\ncapabilities")
@@ -174,4 +177,12 @@ func brokerControlNote(cfg services.Config) string {
 		n += " with " + cfg.Rabbitmqctl + " (LAB_RABBITMQCTL)"
 	}
 	return n
+}
+
+// workersNote says which binary starts the lessons' worker processes.
+func workersNote() string {
+	if b := binary(); filepath.Base(b) == worker.LightBinary {
+		return b + " (from the same build as this lab)"
+	}
+	return "this lab binary (a lab-worker beside it, from the same build, starts them in a third of the CPU: go install ./cmd/...)"
 }

@@ -20,6 +20,7 @@ import (
 	lab "github.com/rmlab/lab"
 	"github.com/rmlab/lab/broker"
 	"github.com/rmlab/lab/labs"
+	"github.com/rmlab/lab/programs"
 	"github.com/rmlab/lab/replay"
 	"github.com/rmlab/lab/secret"
 	"github.com/rmlab/lab/services"
@@ -93,8 +94,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	switch cmd {
 	case "worker":
-		services.Config{}.FromEnv() // notes the passwords it was given, so its log lines never show one
-		return worker.RunChild(args)
+		return programs.Run(args)
 	case "bench":
 		return cmdBench(args, stdout, stderr)
 	case "serve":
@@ -250,12 +250,14 @@ func printErr(w io.Writer, err error) {
 	fmt.Fprintf(w, "lab: %v\n", err)
 }
 
+// binary starts the lessons' worker processes: lab-worker beside this
+// binary when it is from the same build, else this binary.
 func binary() string {
 	exe, err := os.Executable()
 	if err != nil {
 		return os.Args[0]
 	}
-	return exe
+	return worker.Beside(exe)
 }
 
 type replayFlags struct {
