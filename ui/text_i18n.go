@@ -404,7 +404,7 @@ var textZH = text{
 		"applied": "已生效", "absorbed": "已吸收", "lost": "丢失", "duplicated": "重复",
 	},
 	Verdicts: map[string]string{
-		"applied once": "恰好一次", "lost": "丢失", "duplicated": "重复", "lost and duplicated": "丢失且重复",
+		"applied once": "只生效一次", "lost": "丢失", "duplicated": "重复", "lost and duplicated": "丢失且重复",
 	},
 
 	ProgressUnreadable: "进度文件无法读取，从头开始: %s",
