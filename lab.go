@@ -34,10 +34,11 @@ const (
 	CapStream        Capability = "streams"        // RabbitMQ ≥ 3.9
 	CapManagement    Capability = "management-api" // unacked counts
 	CapBrokerControl Capability = "broker-control" // the lab may restart the broker
+	CapOwnBroker     Capability = "own-broker"     // the lab can start RabbitMQ nodes of its own (package node)
 )
 
 // Capabilities are every capability a lesson's needs: may name.
-var Capabilities = []Capability{CapSkipLocked, CapJSON, CapRedis, CapAMQP, CapQuorum, CapStream, CapManagement, CapBrokerControl}
+var Capabilities = []Capability{CapSkipLocked, CapJSON, CapRedis, CapAMQP, CapQuorum, CapStream, CapManagement, CapBrokerControl, CapOwnBroker}
 
 // Lesson is one numbered lesson, in one language, loaded from Markdown.
 type Lesson struct {
@@ -70,6 +71,7 @@ type QueueStat struct {
 	Unacked   int // -1 when unknown (no management API)
 	Consumers int
 	Exists    bool
+	Down      string // why the broker cannot serve it now, e.g. its home node is down ("" when it can)
 	Source    string // "management API" or "passive declare"
 }
 

@@ -27,7 +27,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rmlab/lab/services"
+	amqp "github.com/rabbitmq/amqp091-go"
 )
 
 // DefaultServer is RabbitMQ's server script as Debian installs it.
@@ -94,8 +94,12 @@ func Dir() (string, error) {
 }
 
 // Server finds RabbitMQ's server script, or says why the lab cannot own
-// nodes on this machine. LAB_RABBITMQ_SERVER names another script.
+// nodes on this machine. LAB_RABBITMQ_SERVER names another script;
+// LAB_OWN_BROKER=off says the lab must not start any.
 func Server() (string, error) {
+	if v := os.Getenv("LAB_OWN_BROKER"); v == "off" || v == "0" || v == "false" {
+		return "", fmt.Errorf("LAB_OWN_BROKER=%s: the lab starts no RabbitMQ nodes of its own here", v)
+	}
 	s := os.Getenv("LAB_RABBITMQ_SERVER")
 	if s == "" {
 		s = DefaultServer
@@ -322,9 +326,7 @@ const bootLimit = 90 * time.Second
 func (s *Set) await(ctx context.Context, n *Node) error {
 	deadline := time.Now().Add(bootLimit)
 	for {
-		c, cancel := context.WithTimeout(ctx, 2*time.Second)
-		conn, err := services.DialAMQP(c, n.URL())
-		cancel()
+		conn, err := amqp.DialConfig(n.URL(), amqp.Config{Dial: amqp.DefaultDial(2 * time.Second)})
 		if err == nil {
 			if v, ok := conn.Properties["version"].(string); ok {
 				s.mu.Lock()

@@ -1,4 +1,4 @@
-package node
+package node_test
 
 import (
 	"bufio"
@@ -14,6 +14,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/rmlab/lab/broker"
+	. "github.com/rmlab/lab/node"
 	"github.com/rmlab/lab/services"
 )
 
@@ -26,7 +27,7 @@ func TestMain(m *testing.M) {
 			println("start:", err.Error())
 			os.Exit(1)
 		}
-		println("up", s.nodes[0].cmd.Process.Pid)
+		println("up", s.Nodes()[0].Name)
 		select {}
 	}
 	os.Exit(m.Run())

@@ -15,6 +15,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/redis/go-redis/v9"
 	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/node"
 	"github.com/rmlab/lab/secret"
 )
 
@@ -43,6 +44,8 @@ type Info struct {
 	RedisVersion   string
 	Started        []string // services the lab started in containers
 	BrokerControl  bool
+	OwnBroker      bool   // RabbitMQ's server script is here: the lab can start nodes of its own
+	OwnBrokerNote  string // where, or why not
 	MySQLErr       error
 	AMQPErr        error
 	RedisErr       error
@@ -65,6 +68,7 @@ func (i Info) Caps() map[lab.Capability]bool {
 		c[lab.CapBrokerControl] = i.BrokerControl
 	}
 	c[lab.CapRedis] = i.RedisErr == nil
+	c[lab.CapOwnBroker] = i.OwnBroker
 	return c
 }
 
@@ -86,6 +90,11 @@ func Connect(ctx context.Context, cfg Config, strict bool) (*Services, error) {
 	go func() { ch <- res{"mysql", s.connectMySQL(ctx)} }()
 	go func() { ch <- res{"amqp", s.probeAMQP(ctx)} }()
 	go func() { ch <- res{"redis", s.connectRedis(ctx)} }()
+	if server, err := node.Server(); err != nil {
+		s.Info.OwnBrokerNote = err.Error()
+	} else {
+		s.Info.OwnBroker, s.Info.OwnBrokerNote = true, "RabbitMQ nodes of its own, from "+server
+	}
 	var errs []error
 	for i := 0; i < 3; i++ {
 		r := <-ch

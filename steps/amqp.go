@@ -38,6 +38,29 @@ func init() {
 	RegisterVerb("ready", verbQueue("ready"))
 	RegisterVerb("unacked", verbQueue("unacked"))
 	RegisterVerb("consumers", verbQueue("consumers"))
+	RegisterVerb("unavailable", verbUnavailable)
+}
+
+// verbUnavailable is "unavailable QUEUE": the queue exists but the broker
+// cannot serve it now (a cluster's 404 for a queue whose node is down).
+func verbUnavailable(r *Run, o *Outcome, arg string) error {
+	f := strings.Fields(arg)
+	if len(f) != 1 {
+		return fmt.Errorf("write unavailable QUEUE")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	qs, err := amqpOf(r).queueStat(ctx, f[0])
+	if err != nil {
+		return err
+	}
+	switch {
+	case qs.Down != "":
+		return nil
+	case !qs.Exists:
+		return fmt.Errorf("queue %s does not exist at all", qs.Name)
+	}
+	return fmt.Errorf("queue %s is available: ready %d", qs.Name, qs.Ready)
 }
 
 // Connections a channel can run on: straight to the broker, or through the
@@ -137,7 +160,7 @@ func (st *amqpState) conn(ctx context.Context, via string) (*amqp.Connection, er
 	if c != nil && !c.IsClosed() {
 		return c, nil
 	}
-	u := st.r.Env.Svc.Config.AMQP
+	u := st.r.brokerURL()
 	if via == viaProxy {
 		p, err := st.proxyFor()
 		if err != nil {
@@ -165,7 +188,7 @@ func (st *amqpState) proxyFor() (*amqpproxy.Proxy, error) {
 	if st.proxy != nil {
 		return st.proxy, nil
 	}
-	upstream, err := services.AMQPAddr(st.r.Env.Svc.Config.AMQP)
+	upstream, err := services.AMQPAddr(st.r.brokerURL())
 	if err != nil {
 		return nil, err
 	}
@@ -352,7 +375,7 @@ func amqpReset(ctx context.Context, r *Run, s *lab.Step) ([]string, error) {
 	if len(qs)+len(xs) == 0 {
 		return nil, nil
 	}
-	cl := broker.NewClient(r.Env.Svc.Config.AMQP)
+	cl := broker.NewClient(r.brokerURL())
 	defer cl.Close()
 	var lines []string
 	for _, set := range []struct {
@@ -537,6 +560,9 @@ func verbQueue(what string) Verb {
 		}
 		if !qs.Exists {
 			return fmt.Errorf("queue %s does not exist", qs.Name)
+		}
+		if qs.Down != "" {
+			return fmt.Errorf("queue %s is unavailable: %s", qs.Name, qs.Down)
 		}
 		got := map[string]int{"ready": qs.Ready, "consumers": qs.Consumers, "unacked": broker.Held(qs.Name)}[what]
 		if got != want {

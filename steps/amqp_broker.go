@@ -10,6 +10,7 @@ import (
 	lab "github.com/rmlab/lab"
 	"github.com/rmlab/lab/amqpproxy"
 	"github.com/rmlab/lab/broker"
+	"github.com/rmlab/lab/node"
 )
 
 func init() {
@@ -109,7 +110,9 @@ func (queuesKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 			return fail("%v", err)
 		}
 		row := []string{qs.Name, "(no such queue)", "", ""}
-		if qs.Exists {
+		if qs.Down != "" {
+			row = []string{qs.Name, "(unavailable: " + qs.Down + ")", "", ""}
+		} else if qs.Exists {
 			ready := strconv.Itoa(qs.Ready)
 			if broker.TypeOf(qs.Name) == broker.Stream {
 				ready += " (stream length)"
@@ -121,6 +124,7 @@ func (queuesKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		if i == 0 {
 			o.Extra["queue"] = n
 			o.Extra["exists"] = strconv.FormatBool(qs.Exists)
+			o.Extra["down"] = qs.Down
 			o.Extra["ready"] = strconv.Itoa(qs.Ready)
 			o.Extra["unacked"] = strconv.Itoa(qs.Unacked)
 			o.Extra["consumers"] = strconv.Itoa(qs.Consumers)
@@ -319,9 +323,10 @@ func (restartKind) Check(s *lab.Step) error {
 }
 
 func (restartKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
-	if !r.Env.Svc.Info.BrokerControl {
+	owned := nodesOf(r)
+	if owned == nil && !r.Env.Svc.Info.BrokerControl {
 		return lab.Result{Passed: true, Skipped: true,
-			Why: "the lab may not restart this broker: run with --broker-control rabbitmqctl (or LAB_BROKER_CONTROL=rabbitmqctl) on the machine whose local RabbitMQ node it may stop and start"}
+			Why: "the lab may not restart this broker: it has no node of its own here (" + r.Env.Svc.Info.OwnBrokerNote + "), and without --broker-control rabbitmqctl (or LAB_BROKER_CONTROL=rabbitmqctl) on the machine whose local RabbitMQ node it may stop and start it restarts none it did not start"}
 	}
 	surv, _ := parseSurvivals(s)
 	st := amqpOf(r)
@@ -336,7 +341,15 @@ func (restartKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	// The run's connections die with the node; drop them first so later
 	// steps dial fresh ones instead of finding half-dead ones.
 	st.close()
-	ran, took, err := broker.Restart(ctx, r.Env.Svc.Config.Rabbitmqctl, r.Env.Svc.Config.AMQP)
+	var ran []string
+	var took time.Duration
+	var err error
+	if owned != nil {
+		ran, took, err = restartOwned(ctx, owned)
+		st.switchBroker(r.brokerURL())
+	} else {
+		ran, took, err = broker.Restart(ctx, r.Env.Svc.Config.Rabbitmqctl, r.Env.Svc.Config.AMQP)
+	}
 	res := lab.Result{Passed: true, Sent: ran}
 	if err != nil {
 		return lab.Result{Sent: ran, Why: err.Error()}
@@ -415,4 +428,22 @@ func awaitRecovery(ctx context.Context, st *amqpState, surv []survival) (map[str
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
+}
+
+// restartOwned restarts the lab's own node 1 the way an operator's restart
+// goes: a clean shutdown (SIGTERM), then a start on the same data.
+func restartOwned(ctx context.Context, set *node.Set) ([]string, time.Duration, error) {
+	start := time.Now()
+	n := set.Nodes()[0]
+	t := time.Now()
+	if err := set.Stop(ctx, 1); err != nil {
+		return nil, time.Since(start), err
+	}
+	ran := []string{fmt.Sprintf("kill -TERM %s: a clean shutdown (%.1fs)", n.Name, time.Since(t).Seconds())}
+	t = time.Now()
+	if err := set.Restart(ctx, 1); err != nil {
+		return ran, time.Since(start), err
+	}
+	ran = append(ran, fmt.Sprintf("rabbitmq-server %s on the same data, until it accepts AMQP connections (%.1fs)", n.Name, time.Since(t).Seconds()))
+	return ran, time.Since(start), nil
 }

@@ -73,7 +73,7 @@ func (spawnKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		}
 	}
 	spec := worker.Spec{Binary: r.Env.Binary, Kind: s.Attrs["program"], Name: s.Attrs["name"],
-		PauseAt: SplitList(s.Attrs["pause-at"]), Args: strings.Fields(s.Body), Env: r.Env.Svc.Config.Env()}
+		PauseAt: SplitList(s.Attrs["pause-at"]), Args: strings.Fields(s.Body), Env: append(r.Env.Svc.Config.Env(), "LAB_AMQP_URL="+r.brokerURL())}
 	if r.Shortened() {
 		spec.Env = append(spec.Env, "LAB_REPLAY=1")
 	}

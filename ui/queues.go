@@ -8,6 +8,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/steps"
 )
 
 type queuesTickMsg struct{ gen int }
@@ -30,6 +31,7 @@ type queuesPanel struct {
 	stats  []lab.QueueStat
 	err    string
 	read   bool
+	run    *steps.Run // the open lesson's: its own broker nodes, once it starts some
 }
 
 func newQueuesPanel(c *common) *queuesPanel { return &queuesPanel{c: c} }
@@ -37,8 +39,9 @@ func newQueuesPanel(c *common) *queuesPanel { return &queuesPanel{c: c} }
 func (p *queuesPanel) SetSize(w, h int) { p.w, p.h = w, h }
 
 // Restart points the panel at a lesson's queues and polls at once.
-func (p *queuesPanel) Restart(l *lab.Lesson) tea.Cmd {
+func (p *queuesPanel) Restart(l *lab.Lesson, run *steps.Run) tea.Cmd {
 	p.gen++
+	p.run = run
 	p.names, p.stats, p.err, p.read = nil, nil, "", false
 	if l != nil {
 		p.names = l.Queues
@@ -77,6 +80,11 @@ func (p *queuesPanel) poll() tea.Cmd {
 		return nil
 	}
 	gen, names, read := p.gen, append([]string(nil), p.names...), p.c.env.Queues
+	if p.run != nil {
+		if own := p.run.Queues(); own != nil {
+			read = own
+		}
+	}
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), pollTimeout)
 		defer cancel()
@@ -120,6 +128,10 @@ func (p *queuesPanel) render() []string {
 	for _, q := range p.stats {
 		if !q.Exists {
 			out = append(out, padRight(oneLine(q.Name), nameW)+"  "+st.Dim.Render(t.NotDeclared))
+			continue
+		}
+		if q.Down != "" {
+			out = append(out, padRight(oneLine(q.Name), nameW)+"  "+st.Warn.Render(t.QueueDown))
 			continue
 		}
 		un := "?" // a passive declare cannot count unacked messages

@@ -86,6 +86,7 @@ type text struct {
 	NoQueues          string
 	QueuesUnavailable string
 	NotDeclared       string
+	QueueDown         string    // the queue's node is down
 	QueueCols         [5]string // queue, ready, unacked, consumers, source
 	BrokerErr         string    // "broker: %s"
 
@@ -228,6 +229,7 @@ var textEN = text{
 	NoQueues:          "this lesson uses no broker queues",
 	QueuesUnavailable: "queue state unavailable",
 	NotDeclared:       "not declared yet",
+	QueueDown:         "unavailable: its node is down",
 	QueueCols:         [5]string{"queue", "ready", "unacked", "consumers", "source"},
 	BrokerErr:         "broker: %s",
 
@@ -377,6 +379,7 @@ var textZH = text{
 	NoQueues:          "本课不使用 Broker 队列",
 	QueuesUnavailable: "无法读取队列状态",
 	NotDeclared:       "尚未声明",
+	QueueDown:         "不可用：所在节点已停机",
 	QueueCols:         [5]string{"队列", "就绪", "未确认", "消费者", "来源"},
 	BrokerErr:         "Broker: %s",
 

@@ -74,6 +74,7 @@ func cmdDoctor(ctx context.Context, g globals, stdout, stderr io.Writer) int {
 		lab.CapManagement:    in.ManagementNote,
 		lab.CapRedis:         "Redis reachable",
 		lab.CapBrokerControl: brokerControlNote(cfg),
+		lab.CapOwnBroker:     in.OwnBrokerNote,
 	}
 	var keys []string
 	for c := range notes {

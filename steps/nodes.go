@@ -1,0 +1,198 @@
+package steps
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/broker"
+	"github.com/rmlab/lab/node"
+	"github.com/rmlab/lab/secret"
+)
+
+func init() { Register("nodes", nodesKind{}) }
+
+// nodesKind starts and breaks RabbitMQ nodes the lab owns (package node):
+//
+//	```nodes start=1```   one node of the lab's own, fresh; or start=3, a cluster
+//	```nodes kill=2```    SIGKILL node 2
+//	```nodes stop=1```    shut node 1 down cleanly
+//	```nodes restart=2``` start node 2 again on its data
+//
+// From `start` on, the run's AMQP steps (declare, publish, consume, queues,
+// the proxy's upstream, the ledger's broker: counts) talk to the lab's
+// nodes instead of the configured broker: to the first node running, as a
+// client given every node's address fails over. Where the lab cannot own
+// nodes, start is skipped and says why, the lesson goes on against the
+// configured broker, and the later nodes steps are skipped too.
+type nodesKind struct{}
+
+var nodeActions = []string{"start", "kill", "stop", "restart"}
+
+func nodeAction(s *lab.Step) (string, string) {
+	for _, a := range nodeActions {
+		if v, ok := s.Attrs[a]; ok {
+			return a, v
+		}
+	}
+	return "", ""
+}
+
+func (nodesKind) Check(s *lab.Step) error {
+	if err := CheckAttrs(s, nodeActions...); err != nil {
+		return err
+	}
+	n := 0
+	for _, a := range nodeActions {
+		if _, ok := s.Attrs[a]; ok {
+			n++
+		}
+	}
+	act, v := nodeAction(s)
+	if n != 1 {
+		return fmt.Errorf("%s: nodes step takes one of start=1|3, kill=N, stop=N, restart=N", s.Where())
+	}
+	if strings.Contains(v, "${") {
+		return nil // a choice's option, checked when it runs
+	}
+	k, err := strconv.Atoi(v)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%s: nodes %s=%q: write a node number", s.Where(), act, v)
+	case act == "start" && k != 1 && k != 3:
+		return fmt.Errorf("%s: nodes start=%d: the lab starts 1 node or a cluster of 3", s.Where(), k)
+	case k < 1 || k > 3:
+		return fmt.Errorf("%s: nodes %s=%d: nodes are numbered 1 to 3", s.Where(), act, k)
+	}
+	return nil
+}
+
+// nodesOf is the run's lab-owned nodes, nil before a start step.
+func nodesOf(r *Run) *node.Set {
+	v, _ := r.State("nodes", nil).(*node.Set)
+	return v
+}
+
+// brokerURL is where the run's AMQP steps go: the first running lab-owned
+// node once a lesson started some, else the configured broker.
+func (r *Run) brokerURL() string {
+	if s := nodesOf(r); s != nil {
+		for _, n := range s.Nodes() {
+			if s.StateOf(n) == node.Running {
+				return n.URL()
+			}
+		}
+		return s.Nodes()[0].URL() // all down: connections fail, as they would
+	}
+	return r.Env.Svc.Config.AMQP
+}
+
+func (nodesKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
+	act, v := nodeAction(s)
+	k, err := strconv.Atoi(r.Expand(v))
+	if err != nil {
+		return fail("nodes %s=%q: not a node number", act, r.Expand(v))
+	}
+	set := nodesOf(r)
+	if act == "start" {
+		return startNodes(ctx, r, k)
+	}
+	if set == nil {
+		why := "this run has no lab-owned nodes"
+		if !r.Env.Svc.Info.OwnBroker {
+			why = "the lab cannot start RabbitMQ nodes of its own here: " + r.Env.Svc.Info.OwnBrokerNote
+		}
+		return lab.Result{Passed: true, Skipped: true, Why: why}
+	}
+	n, err := set.Node(k)
+	if err != nil {
+		return fail("%v", err)
+	}
+	st := amqpOf(r)
+	start := time.Now()
+	var sent string
+	switch act {
+	case "kill":
+		sent = fmt.Sprintf("kill -KILL %s (node %d)", n.Name, k)
+		err = set.Kill(k)
+	case "stop":
+		sent = fmt.Sprintf("kill -TERM %s (node %d): a clean shutdown", n.Name, k)
+		err = set.Stop(ctx, k)
+	case "restart":
+		sent = fmt.Sprintf("start %s (node %d) on its data", n.Name, k)
+		err = set.Restart(ctx, k)
+	}
+	if err != nil {
+		return lab.Result{Sent: []string{sent}, Why: err.Error()}
+	}
+	// Connections to a node that went away are dead and those elsewhere may
+	// point at the wrong node now: later steps dial afresh.
+	st.switchBroker(r.brokerURL())
+	obs := fmt.Sprintf("node %d %s in %s\n%s", k, set.StateOf(n), durText(time.Since(start)), nodesTable(r, set))
+	return lab.Result{Passed: true, Sent: []string{sent}, Observed: obs}
+}
+
+func startNodes(ctx context.Context, r *Run, k int) lab.Result {
+	if !r.Env.Svc.Info.OwnBroker {
+		return lab.Result{Passed: true, Skipped: true,
+			Why: "the lab cannot start RabbitMQ nodes of its own here (" + r.Env.Svc.Info.OwnBrokerNote + "); the lesson goes on against " + secret.URL(r.Env.Svc.Config.AMQP)}
+	}
+	if old := nodesOf(r); old != nil {
+		old.Close()
+	}
+	start := time.Now()
+	c, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	set, err := node.Start(c, node.Options{Namespace: r.Env.Svc.Config.Namespace, Nodes: k})
+	if err != nil {
+		return fail("%v", err)
+	}
+	r.mu.Lock()
+	r.state["nodes"] = set
+	r.mu.Unlock()
+	r.OnClose(func() { set.Close() })
+	amqpOf(r).switchBroker(r.brokerURL())
+	what := "a RabbitMQ node of the lab's own"
+	if k > 1 {
+		what = fmt.Sprintf("a cluster of %d RabbitMQ nodes of the lab's own", k)
+	}
+	sent := fmt.Sprintf("rabbitmq-server ×%d (RabbitMQ %s, data in %s)", k, set.Version, set.Dir)
+	obs := fmt.Sprintf("%s started in %s; this lesson's AMQP steps use it from here on\n%s", what, durText(time.Since(start)), nodesTable(r, set))
+	return lab.Result{Passed: true, Sent: []string{sent}, Observed: obs}
+}
+
+func nodesTable(r *Run, set *node.Set) string {
+	var rows [][]string
+	for _, n := range set.Nodes() {
+		rows = append(rows, []string{strconv.Itoa(n.N), n.Name, "127.0.0.1:" + strconv.Itoa(n.Port), string(set.StateOf(n))})
+	}
+	return Table([]string{"node", "name", "amqp", "state"}, rows)
+}
+
+// switchBroker drops the run's connections and points its queue reader
+// at url (no management API there: unacked counts come from the lab's own
+// channels).
+func (st *amqpState) switchBroker(url string) {
+	st.close()
+	st.mu.Lock()
+	st.reader = &broker.Reader{Client: broker.NewClient(url), Names: st.r.Env.Svc.Names}
+	st.mu.Unlock()
+}
+
+// Queues reads queue state where the run's AMQP steps go, for the screen's
+// queue panel: nil until the run starts nodes of its own (then Env.Queues,
+// the configured broker, would show the wrong broker).
+func (r *Run) Queues() func(ctx context.Context, names []string) ([]lab.QueueStat, error) {
+	if nodesOf(r) == nil {
+		return nil
+	}
+	url, names := r.brokerURL(), r.Env.Svc.Names
+	return func(ctx context.Context, queues []string) ([]lab.QueueStat, error) {
+		rd := &broker.Reader{Client: broker.NewClient(url), Names: names}
+		defer rd.Client.Close()
+		return rd.Read(ctx, queues)
+	}
+}
