@@ -15,7 +15,7 @@ import (
 // Claim runs the claim transaction and returns the events it now holds under
 // token. A lock wait (--no-skip-locked) happens inside the SELECT.
 func (r *Relay) Claim(ctx context.Context) ([]Event, string, error) {
-	token := r.cfg.Name + "-" + randomHex(6)
+	token := r.token()
 	work := context.WithoutCancel(ctx)
 	tx, err := r.db.BeginTx(work, nil)
 	if err != nil {
@@ -88,9 +88,20 @@ func (r *Relay) Claim(ctx context.Context) ([]Event, string, error) {
 		}
 		return nil, "", fmt.Errorf("commit the claim: %w", err)
 	}
-	r.claimed.Add(int64(len(kept)))
-	if len(kept) > 0 && r.logs {
-		r.hooks.Logf("%s: claimed %s with lease token %s for %ds (attempt %s), committed", r.cfg.Name, eventList(kept), token, r.cfg.LeaseSeconds, attemptList(kept))
+	var held, unheld []Event
+	for _, ev := range kept {
+		if ev.Unclaimed {
+			unheld = append(unheld, ev)
+		} else {
+			held = append(held, ev)
+		}
+	}
+	r.claimed.Add(int64(len(held)))
+	if len(held) > 0 && r.logs {
+		r.hooks.Logf("%s: claimed %s with lease token %s for %ds (attempt %s), committed", r.cfg.Name, eventList(held), token, r.cfg.LeaseSeconds, attemptList(held))
+	}
+	if len(unheld) > 0 {
+		r.hooks.Logf("%s: committed without a claim on %s (no row carries token %s): publishing anyway (unsafe)", r.cfg.Name, eventList(unheld), token)
 	}
 	return kept, token, nil
 }
@@ -111,6 +122,7 @@ func (r *Relay) claimRows(ctx context.Context, tx *sql.Tx, evs []Event, token st
 		}
 		if n != 1 && r.cfg.UnsafeClaim {
 			r.hooks.Logf("%s: claim: %s: rows affected not checked (unsafe): publishing it anyway", r.cfg.Name, ev.ID)
+			ev.Unclaimed = true
 		} else if n != 1 {
 			// Only with plain FOR UPDATE can the row have changed while we
 			// waited for it; skip it rather than publish what is not ours.

@@ -22,9 +22,10 @@ import (
 // Usage is `lab worker relay`'s flags, for its error messages.
 const Usage = `lab worker relay [--name N] [--pause-at claim-locked,after-claim,after-publish,after-confirm,after-mark]
    [--db blog_outbox_lab] [--exchange X] [--routing-key K] [--batch 1] [--lease 30]
-   [--max-attempts 5] [--backoff 1] [--scan-delay 10] [--no-skip-locked] [--ordered]
-   [--once | --count N] [--amqp URL|HOST:PORT] [--confirm-timeout 5s] [--quiet]
-   deliberately unsafe, for lessons: [--unsafe-claim] [--mark-before-publish] [--fresh-message-id] [--no-mandatory]`
+   [--max-attempts 5] [--backoff 1] [--scan-delay 10] [--scan-limit 100] [--no-skip-locked] [--ordered]
+   [--once | --count N] [--amqp URL|HOST:PORT] [--confirm-timeout 5s] [--quiet] [--worker-name W]
+   deliberately unsafe, for lessons: [--unsafe-claim] [--mark-before-publish] [--fresh-message-id] [--no-mandatory]
+   [--token fixed-name]`
 
 // Main is `lab worker relay`: one relay process. Service addresses and the
 // namespace come from the environment the lab passes (LAB_MYSQL_DSN,
@@ -42,6 +43,9 @@ func Main(ctx context.Context, p *worker.Points, args []string) error {
 	fs.IntVar(&cfg.MaxAttempts, "max-attempts", 5, "attempts before DEAD")
 	fs.IntVar(&cfg.BackoffSeconds, "backoff", 1, "first retry delay in seconds (doubles per attempt)")
 	fs.IntVar(&cfg.ScanDelay, "scan-delay", 10, "seconds a lease-expired event waits before it is due again")
+	fs.IntVar(&cfg.ScanLimit, "scan-limit", 100, "claims one lease-expiry scan resets at most")
+	fs.StringVar(&cfg.WorkerName, "worker-name", "", "the worker this relay runs as, in its lease tokens (default: --name); relays may share one, as threads or restarts of one worker do")
+	token := fs.String("token", "per-claim", "lease token: per-claim (WORKER-RANDOM, fresh on every claim), or fixed-name: UNSAFE, the worker name on every claim, so a stale write-back matches a newer claim of the same worker")
 	noSkip := fs.Bool("no-skip-locked", false, "claim with plain FOR UPDATE")
 	fs.BoolVar(&cfg.Ordered, "ordered", false, "one event in flight per aggregate")
 	fs.BoolVar(&cfg.Once, "once", false, "one pass, then exit")
@@ -66,6 +70,13 @@ func Main(ctx context.Context, p *worker.Points, args []string) error {
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q\nusage: %s", fs.Arg(0), Usage)
+	}
+	switch *token {
+	case "per-claim":
+	case "fixed-name":
+		cfg.FixedToken = true
+	default:
+		return fmt.Errorf("--token %s: want per-claim or fixed-name\nusage: %s", *token, Usage)
 	}
 	cfg.SkipLocked = !*noSkip
 	cfg.Verbose = !*quiet
@@ -105,8 +116,12 @@ func Main(ctx context.Context, p *worker.Points, args []string) error {
 		return err
 	}
 	c := r.Counts()
-	p.Logf("%s: done: published %d, SENT %d, retried %d, DEAD %d, claims lost %d, lease-expired claims reset %d",
-		cfg.Name, c.Published, c.Sent, c.Retried, c.Dead, c.Lost, c.Rescued)
+	unclaimed := ""
+	if c.Unclaimed > 0 {
+		unclaimed = fmt.Sprintf(", published without a claim %d", c.Unclaimed)
+	}
+	p.Logf("%s: done: published %d, SENT %d, retried %d, DEAD %d, claims lost %d, lease-expired claims reset %d%s",
+		cfg.Name, c.Published, c.Sent, c.Retried, c.Dead, c.Lost, c.Rescued, unclaimed)
 	return nil
 }
 

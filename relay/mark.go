@@ -121,9 +121,19 @@ func (r *Relay) markRow(ctx context.Context, tx *sql.Tx, ev Event, token string,
 	if r.logs {
 		line = fmt.Sprintf("%s: mark: %s → %d row%s affected", r.cfg.Name, Render(stmt, args...), n, plural(n))
 	}
-	if n == 1 {
+	switch {
+	case n == 1:
 		line += ": " + what
-	} else {
+	case ev.Unclaimed:
+		// Its claim UPDATE matched nothing: there was never a lease to lose.
+		line += ": this relay never claimed it (its claim UPDATE affected 0 rows), so no row carries its token: nothing written back"
+		ctr = &r.unclaimed
+	case r.cfg.FixedToken:
+		// Every claim of this worker carries the same token, so 0 rows cannot
+		// tell the scan or another relay from an older claim of its own.
+		line += fmt.Sprintf(": no longer SENDING under token %s; with one token for all of %s's claims, this one cannot tell who changed it: not overwriting", token, r.cfg.WorkerName)
+		ctr = &r.lost
+	default:
 		line += ": the claim changed hands (lease expired; another relay or the scan took it): not overwriting"
 		ctr = &r.lost
 	}

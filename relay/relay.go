@@ -27,11 +27,13 @@
 // can still publish, so the broker can receive an event twice; consumers
 // must be idempotent. The relay only promises at least once.
 //
-// Four switches are deliberately unsafe, so lessons can show what each rule
+// Five switches are deliberately unsafe, so lessons can show what each rule
 // prevents with the same code: UnsafeClaim (no row lock and no check of the
 // claim's rows affected), MarkBeforePublish (SENT first, then publish: at
-// most once), FreshMessageID (a new message id per attempt) and
-// NoMandatory (an unroutable event is confirmed and silently dropped).
+// most once), FreshMessageID (a new message id per attempt), NoMandatory
+// (an unroutable event is confirmed and silently dropped) and FixedToken
+// (the worker's name as every claim's token, so a stale write-back of the
+// same worker matches its newer claim).
 package relay
 
 import (
@@ -77,7 +79,8 @@ func (Quiet) Logf(string, ...any)                 {}
 
 // Config is how one relay behaves.
 type Config struct {
-	Name           string        // shown in the log and in lease tokens
+	Name           string        // shown in the log
+	WorkerName     string        // the worker this relay runs as, in lease tokens; default Name
 	Exchange       string        // as sent (namespaced by the caller); "" is the default exchange
 	RoutingKey     string        // as sent
 	Batch          int           // events per claim
@@ -100,11 +103,15 @@ type Config struct {
 	MarkBeforePublish bool // mark SENT, then publish: a crash in between loses the event
 	FreshMessageID    bool // message id = event id + attempt: duplicates look like new messages
 	NoMandatory       bool // mandatory=false: no basic.return, an unroutable event counts as sent
+	FixedToken        bool // lease token = WorkerName on every claim: a stale write-back matches a newer claim of the same worker
 }
 
 func (c *Config) defaults() {
 	if c.Name == "" {
 		c.Name = "relay"
+	}
+	if c.WorkerName == "" {
+		c.WorkerName = c.Name
 	}
 	if c.Batch < 1 {
 		c.Batch = 1
@@ -136,6 +143,9 @@ type Event struct {
 	Type        string
 	Payload     []byte
 	Attempts    int // after this claim
+	// Unclaimed (UnsafeClaim only): the claim UPDATE affected 0 rows, so
+	// the row was never this relay's, and it is published anyway.
+	Unclaimed bool
 }
 
 // Counts are what a relay did so far.
@@ -146,6 +156,7 @@ type Counts struct {
 	Retried   int64 // back to NEW after a failed attempt
 	Dead      int64 // marked DEAD
 	Lost      int64 // the mark found the claim changed hands
+	Unclaimed int64 // published without a claim (UnsafeClaim)
 	Rescued   int64 // lease-expired claims the scan reset
 	// Claim SELECTs that found rows and the time they took in all, lock
 	// waits included:
@@ -171,6 +182,7 @@ type Relay struct {
 	finished atomic.Int64 // events SENT, DEAD or lost (retries do not count)
 
 	claimed, published, sent, retried, dead, lost, rescued atomic.Int64
+	unclaimed                                              atomic.Int64
 	selects, selectNanos                                   atomic.Int64
 }
 
@@ -212,7 +224,7 @@ func (r *Relay) Close() error { return r.ch.Close() }
 // Counts returns a snapshot.
 func (r *Relay) Counts() Counts {
 	return Counts{Claimed: r.claimed.Load(), Published: r.published.Load(), Sent: r.sent.Load(),
-		Retried: r.retried.Load(), Dead: r.dead.Load(), Lost: r.lost.Load(), Rescued: r.rescued.Load(),
+		Retried: r.retried.Load(), Dead: r.dead.Load(), Lost: r.lost.Load(), Unclaimed: r.unclaimed.Load(), Rescued: r.rescued.Load(),
 		ClaimSelects: r.selects.Load(), ClaimSelectTime: time.Duration(r.selectNanos.Load())}
 }
 
@@ -242,8 +254,8 @@ func EnsureColumns(ctx context.Context, db *sql.DB) error {
 // Run repeats passes until ctx ends (a graceful stop: the pass in progress
 // finishes first), or --once, or --count events finished.
 func (r *Relay) Run(ctx context.Context) error {
-	r.hooks.Logf("%s: claiming from outbox_event (batch %d, lease %ds, max attempts %d, %s%s), publishing to exchange %q with routing key %q",
-		r.cfg.Name, r.cfg.Batch, r.cfg.LeaseSeconds, r.cfg.MaxAttempts, r.lockMode(), orderMode(r.cfg.Ordered), r.cfg.Exchange, r.cfg.RoutingKey)
+	r.hooks.Logf("%s: claiming from outbox_event (batch %d, lease %ds, max attempts %d, %s%s%s), publishing to exchange %q with routing key %q",
+		r.cfg.Name, r.cfg.Batch, r.cfg.LeaseSeconds, r.cfg.MaxAttempts, r.lockMode(), orderMode(r.cfg.Ordered), r.tokenMode(), r.cfg.Exchange, r.cfg.RoutingKey)
 	for {
 		if ctx.Err() != nil {
 			r.hooks.Logf("%s: stopping (SIGTERM): no pass in progress, nothing left half-done", r.cfg.Name)
@@ -354,6 +366,23 @@ func (r *Relay) lockMode() string {
 		return "FOR UPDATE SKIP LOCKED"
 	}
 	return "plain FOR UPDATE"
+}
+
+func (r *Relay) tokenMode() string {
+	if r.cfg.FixedToken {
+		return fmt.Sprintf(", UNSAFE: lease token %q on every claim", r.cfg.WorkerName)
+	}
+	return ""
+}
+
+// token is the lease token of a new claim: unique per claim, so a write-back
+// of an older claim can never match a newer one, even of the same worker;
+// FixedToken (unsafe) makes it the worker's name.
+func (r *Relay) token() string {
+	if r.cfg.FixedToken {
+		return r.cfg.WorkerName
+	}
+	return r.cfg.WorkerName + "-" + randomHex(6)
 }
 
 func orderMode(ordered bool) string {
