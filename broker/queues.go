@@ -104,6 +104,10 @@ func (r *Reader) Read(ctx context.Context, names []string) ([]lab.QueueStat, err
 	return out, nil
 }
 
+// AnswerLimit bounds how long Stat waits for the broker to answer for a
+// queue: a healthy broker answers in milliseconds.
+const AnswerLimit = 8 * time.Second
+
 // Stat reads one queue by its real (namespaced) name. Ready and consumers
 // come from a passive declare, exact at this moment; a stream's length from
 // reading its log; unacked from the management API when it answers, else
@@ -111,19 +115,39 @@ func (r *Reader) Read(ctx context.Context, names []string) ([]lab.QueueStat, err
 func (r *Reader) Stat(ctx context.Context, name string) (lab.QueueStat, error) {
 	st := lab.QueueStat{Name: name, Source: SourcePassive}
 	err := r.Client.Probe(ctx, func(ch *amqp.Channel) error {
-		q, err := ch.QueueDeclarePassive(name, false, false, false, false, nil)
-		if err != nil {
-			return err
+		type answer struct {
+			q   amqp.Queue
+			err error
 		}
-		st.Exists, st.Ready, st.Consumers = true, q.Messages, q.Consumers
-		return nil
+		got := make(chan answer, 1)
+		go func() {
+			q, err := ch.QueueDeclarePassive(name, false, false, false, false, nil)
+			got <- answer{q, err}
+		}()
+		select {
+		case a := <-got:
+			if a.err != nil {
+				return a.err
+			}
+			st.Exists, st.Ready, st.Consumers = true, a.q.Messages, a.q.Consumers
+			return nil
+		case <-time.After(AnswerLimit):
+			// RabbitMQ 4.x holds a passive declare on a classic queue whose
+			// node is down for about a minute before it answers.
+			st.Exists, st.Down = true, fmt.Sprintf("no answer within %s: the broker is waiting for the node that holds it", AnswerLimit)
+			return nil
+		}
 	})
 	if IsNotFound(err) {
 		// A cluster answers 404 for a durable queue whose home node is down
-		// too: the queue is there, but no node can serve it.
-		if e := err.(*amqp.Error); strings.Contains(e.Reason, "down or inaccessible") {
+		// too (3.x at once, 4.x after about a minute): the queue is there,
+		// but no node can serve it.
+		if e := err.(*amqp.Error); strings.Contains(e.Reason, "down or inaccessible") || strings.Contains(e.Reason, "due to timeout") {
 			st.Exists, st.Down = true, strings.TrimPrefix(e.Reason, "NOT_FOUND - ")
 		}
+		return st, nil
+	}
+	if st.Down != "" {
 		return st, nil
 	}
 	if err != nil {

@@ -84,8 +84,12 @@ type Set struct {
 }
 
 // Dir is where the lab keeps its nodes' folders:
-// $XDG_CACHE_HOME/rmlab/nodes (default ~/.cache/rmlab/nodes).
+// $XDG_CACHE_HOME/rmlab/nodes (default ~/.cache/rmlab/nodes), or
+// LAB_NODES_DIR (a server script run in a chroot needs them inside it).
 func Dir() (string, error) {
+	if d := os.Getenv("LAB_NODES_DIR"); d != "" {
+		return d, nil
+	}
 	d, err := os.UserCacheDir()
 	if err != nil {
 		return "", fmt.Errorf("no cache directory for the lab's broker nodes: %w (set XDG_CACHE_HOME)", err)

@@ -38,7 +38,7 @@ func start(t *testing.T, nodes int) (*Set, string) {
 	if _, err := Server(); err != nil {
 		t.Skip(err)
 	}
-	base := t.TempDir()
+	base := baseDir(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	s, err := Start(ctx, Options{Namespace: "t", Nodes: nodes, Dir: base})
@@ -47,6 +47,24 @@ func start(t *testing.T, nodes int) (*Set, string) {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s, base
+}
+
+// baseDir is a fresh folder for a test's sets: under LAB_NODES_DIR when
+// that is set (a server script in a chroot sees only what is inside it).
+func baseDir(t *testing.T) string {
+	d := os.Getenv("LAB_NODES_DIR")
+	if d == "" {
+		return t.TempDir()
+	}
+	if err := os.MkdirAll(d, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp(d, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
 }
 
 func channel(t *testing.T, n *Node) *amqp.Channel {
@@ -150,7 +168,9 @@ func TestASecondLabInTheSameNamespaceIsRefusedTheNodes(t *testing.T) {
 }
 
 func TestInAClusterAQuorumQueueKeepsServingWhenAClassicQueuesNodeIsKilled(t *testing.T) {
+	t0 := time.Now()
 	s, _ := start(t, 3)
+	t.Logf("RabbitMQ %s: three nodes up in %s", s.Version, time.Since(t0).Round(time.Millisecond))
 	n1, n2 := s.Nodes()[0], s.Nodes()[1]
 	ch := channel(t, n1)
 	if _, err := ch.QueueDeclare("cq", true, false, false, false, nil); err != nil { // its home: node 1
@@ -167,9 +187,11 @@ func TestInAClusterAQuorumQueueKeepsServingWhenAClassicQueuesNodeIsKilled(t *tes
 	if err := s.Kill(1); err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("node 1 killed at %s", time.Since(t0).Round(time.Millisecond))
 	if _, err := ready(t, n2, "cq"); !broker.IsNotFound(err) {
 		t.Fatalf("classic queue with its node killed, read on node 2: %v; want 404 NOT_FOUND", err)
 	}
+	t.Logf("classic queue 404 on node 2 at %s", time.Since(t0).Round(time.Millisecond))
 	var got int
 	var err error
 	for range 50 { // the quorum queue elects a new leader within seconds
@@ -181,6 +203,7 @@ func TestInAClusterAQuorumQueueKeepsServingWhenAClassicQueuesNodeIsKilled(t *tes
 	if err != nil || got != 1 {
 		t.Fatalf("quorum queue on node 2 with node 1 killed: ready %d, %v; want 1", got, err)
 	}
+	t.Logf("quorum queue served by node 2 at %s", time.Since(t0).Round(time.Millisecond))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if err := s.Restart(ctx, 1); err != nil {
@@ -201,7 +224,7 @@ func TestNoNodeOutlivesALabKilledBySIGKILL(t *testing.T) {
 	if _, err := Server(); err != nil {
 		t.Skip(err)
 	}
-	base := t.TempDir()
+	base := baseDir(t)
 	exe, _ := os.Executable()
 	cmd := exec.Command(exe, "-test.run=^$")
 	cmd.Env = append(os.Environ(), "NODE_TEST_CHILD="+base)
