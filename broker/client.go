@@ -44,6 +44,7 @@ func (c *Client) Conn(ctx context.Context) (*amqp.Connection, error) {
 
 // Probe runs f on a fresh channel and closes it. A channel error (404 for a
 // missing queue) comes back as f's error; the connection stays usable.
+// It returns ctx's error once ctx ends, whether or not f has.
 func (c *Client) Probe(ctx context.Context, f func(*amqp.Channel) error) error {
 	conn, err := c.Conn(ctx)
 	if err != nil {
@@ -60,8 +61,20 @@ func (c *Client) Probe(ctx context.Context, f func(*amqp.Channel) error) error {
 			return fmt.Errorf("open a channel on RabbitMQ: %w", err)
 		}
 	}
-	defer ch.Close()
-	return f(ch)
+	// amqp091's calls take no context: run f beside, and on ctx's end
+	// leave it, closing its channel.
+	done := make(chan error, 1)
+	go func() { done <- f(ch) }()
+	select {
+	case err := <-done:
+		ch.Close()
+		return err
+	case <-ctx.Done():
+		// Not waited for: the broker answers channel.close only after the
+		// call it holds (a minute, on 4.x, for a queue whose node is down).
+		go ch.Close()
+		return ctx.Err()
+	}
 }
 
 // Close drops the connection; the next call dials again.

@@ -65,6 +65,9 @@ type Reader struct {
 	Client *Client
 	Names  services.Names
 	Mgmt   *Management // nil when the management API did not answer
+	// Others are the cluster's other nodes, for reading a stream where
+	// the node Client talks to has no running replica of it.
+	Others []*Client
 }
 
 // NewReader reads through svc's broker; it asks the management API for
@@ -75,6 +78,14 @@ func NewReader(svc *services.Services) *Reader {
 		r.Mgmt, _ = ManagementFor(svc.Config.AMQP, svc.Config.Management)
 	}
 	return r
+}
+
+// Close drops the reader's connections.
+func (r *Reader) Close() {
+	r.Client.Close()
+	for _, o := range r.Others {
+		o.Close()
+	}
 }
 
 // For reads the queues of another namespace over the same connection.
@@ -106,7 +117,7 @@ func (r *Reader) Read(ctx context.Context, names []string) ([]lab.QueueStat, err
 
 // AnswerLimit bounds how long Stat waits for the broker to answer for a
 // queue: a healthy broker answers in milliseconds.
-const AnswerLimit = 8 * time.Second
+const AnswerLimit = 5 * time.Second
 
 // Stat reads one queue by its real (namespaced) name. Ready and consumers
 // come from a passive declare, exact at this moment; a stream's length from
@@ -114,30 +125,23 @@ const AnswerLimit = 8 * time.Second
 // from the deliveries the lab's own channels hold.
 func (r *Reader) Stat(ctx context.Context, name string) (lab.QueueStat, error) {
 	st := lab.QueueStat{Name: name, Source: SourcePassive}
-	err := r.Client.Probe(ctx, func(ch *amqp.Channel) error {
-		type answer struct {
-			q   amqp.Queue
-			err error
-		}
-		got := make(chan answer, 1)
-		go func() {
-			q, err := ch.QueueDeclarePassive(name, false, false, false, false, nil)
-			got <- answer{q, err}
-		}()
-		select {
-		case a := <-got:
-			if a.err != nil {
-				return a.err
-			}
-			st.Exists, st.Ready, st.Consumers = true, a.q.Messages, a.q.Consumers
-			return nil
-		case <-time.After(AnswerLimit):
-			// RabbitMQ 4.x holds a passive declare on a classic queue whose
-			// node is down for about a minute before it answers.
-			st.Exists, st.Down = true, fmt.Sprintf("no answer within %s: the broker is waiting for the node that holds it", AnswerLimit)
-			return nil
-		}
+	pctx, cancel := context.WithTimeout(ctx, AnswerLimit)
+	var q amqp.Queue // written beside: read only once Probe has its answer
+	err := r.Client.Probe(pctx, func(ch *amqp.Channel) error {
+		var err error
+		q, err = ch.QueueDeclarePassive(name, false, false, false, false, nil)
+		return err
 	})
+	cancel()
+	if err == nil {
+		st.Exists, st.Ready, st.Consumers = true, q.Messages, q.Consumers
+	}
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+		// RabbitMQ 4.x holds a passive declare on a classic queue whose
+		// node is down for about a minute before it answers.
+		st.Exists, st.Down = true, fmt.Sprintf("no answer within %s: the broker is waiting for the node that holds it", AnswerLimit)
+		return st, nil
+	}
 	if IsNotFound(err) {
 		// A cluster answers 404 for a durable queue whose home node is down
 		// too (3.x at once, 4.x after about a minute): the queue is there,
@@ -147,19 +151,37 @@ func (r *Reader) Stat(ctx context.Context, name string) (lab.QueueStat, error) {
 		}
 		return st, nil
 	}
-	if st.Down != "" {
-		return st, nil
-	}
 	if err != nil {
 		return st, fmt.Errorf("read queue %s at the broker: %w", name, err)
 	}
 	if TypeOf(name) == "stream" {
-		n, err := r.StreamLength(ctx, name)
-		var ae *amqp.Error
-		if errors.As(err, &ae) {
-			// A cluster node without a running replica of the stream
-			// refuses to read it: the stream is there, not served here.
-			st.Down = strings.TrimPrefix(ae.Reason, "PRECONDITION_FAILED - ")
+		read := func(c *Client) (int, error) {
+			o := *r
+			o.Client = c
+			sctx, cancel := context.WithTimeout(ctx, AnswerLimit)
+			defer cancel()
+			n, err := o.StreamLength(sctx, name)
+			if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+				err = fmt.Errorf("no answer within %s", AnswerLimit)
+			}
+			return n, err
+		}
+		n, err := read(r.Client)
+		// A cluster node without a running replica of the stream refuses
+		// to read it; a stream client reads from a node that has one.
+		for _, other := range r.Others {
+			if err == nil {
+				break
+			}
+			n, err = read(other)
+		}
+		if err != nil && len(r.Others) > 0 {
+			var ae *amqp.Error
+			if errors.As(err, &ae) {
+				st.Down = strings.TrimPrefix(ae.Reason, "PRECONDITION_FAILED - ")
+			} else {
+				st.Down = err.Error()
+			}
 			return st, nil
 		}
 		if err != nil {

@@ -135,7 +135,7 @@ func (st *amqpState) close() {
 	if p != nil {
 		p.Close()
 	}
-	st.reader.Client.Close()
+	st.reader.Close()
 }
 
 // release forgets the channel's unsettled deliveries: the broker requeues

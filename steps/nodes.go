@@ -177,9 +177,24 @@ func nodesTable(r *Run, set *node.Set) string {
 // channels).
 func (st *amqpState) switchBroker(url string) {
 	st.close()
+	rd := st.r.nodesReader(url)
 	st.mu.Lock()
-	st.reader = &broker.Reader{Client: broker.NewClient(url), Names: st.r.Env.Svc.Names}
+	st.reader = rd
 	st.mu.Unlock()
+}
+
+// nodesReader reads queues through url, and streams through the other
+// running nodes where url's has no running replica.
+func (r *Run) nodesReader(url string) *broker.Reader {
+	rd := &broker.Reader{Client: broker.NewClient(url), Names: r.Env.Svc.Names}
+	if set := nodesOf(r); set != nil {
+		for _, n := range set.Nodes() {
+			if set.StateOf(n) == node.Running && n.URL() != url {
+				rd.Others = append(rd.Others, broker.NewClient(n.URL()))
+			}
+		}
+	}
+	return rd
 }
 
 // Queues reads queue state where the run's AMQP steps go, for the screen's
@@ -189,10 +204,10 @@ func (r *Run) Queues() func(ctx context.Context, names []string) ([]lab.QueueSta
 	if nodesOf(r) == nil {
 		return nil
 	}
-	url, names := r.brokerURL(), r.Env.Svc.Names
+	url := r.brokerURL()
 	return func(ctx context.Context, queues []string) ([]lab.QueueStat, error) {
-		rd := &broker.Reader{Client: broker.NewClient(url), Names: names}
-		defer rd.Client.Close()
+		rd := r.nodesReader(url)
+		defer rd.Close()
 		return rd.Read(ctx, queues)
 	}
 }

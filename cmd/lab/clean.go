@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rmlab/lab/cleaner"
+	"github.com/rmlab/lab/node"
 	"github.com/rmlab/lab/services"
 )
 
@@ -57,6 +58,17 @@ func cmdClean(ctx context.Context, g globals, allNamespaces bool, stdout, stderr
 	}
 	for _, n := range spaces {
 		cl.Namespace(c, n)
+	}
+	// Broker nodes of the lab's own whose lab died before it could stop
+	// them (their folders; the kernel already ended their processes).
+	if dir, err := node.Dir(); err == nil {
+		removed, err := node.Sweep(dir)
+		for _, r := range removed {
+			fmt.Fprintf(stdout, "removed the broker nodes a lab left in %s\n", r)
+		}
+		if err != nil {
+			cl.Report("", err)
+		}
 	}
 	if cl.Failed() {
 		fmt.Fprintln(stderr, "lab clean: some things were left; each line above says why")

@@ -22,7 +22,7 @@ import (
 
 const serveUsage = `usage: lab serve [--listen ADDR] [--host-key FILE] [--seats N] [--password-env VAR]
                  [--participant-keys FILE] [--instructor-keys FILE] [--room NAME]
-                 [--idle D] [--lessons DIR] [service flags]
+                 [--idle D] [--own-broker] [--lessons DIR] [service flags]
 
 Serves the lab's screen over SSH to a workshop: each participant runs
   ssh -p 2222 alice@HOST
@@ -49,6 +49,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	instructorKeys := fs.String("instructor-keys", "", "authorized_keys file of the keys that open the room: ssh instructor@HOST")
 	idle := fs.Duration("idle", 30*time.Minute, "end a session after this long with no key pressed")
 	maxWorkers := fs.Int("max-workers", 8, "worker processes one participant may have alive (every lesson runs within 8: the replay test runs them all under it)")
+	ownBroker := fs.Bool("own-broker", false, "let participants' lessons start RabbitMQ nodes of their own (lesson 14's restart, lesson 19's three nodes: about 150 MB and seconds of a core per node)")
 	roomName := fs.String("room", "", "keep the room's state in MySQL (lab_room_NAME), shared by every lab serve of the room")
 	if err := fs.Parse(interleave(args)); err != nil {
 		return 2
@@ -101,6 +102,10 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	svc.MySQL.SetMaxOpenConns(*seats * perLab)
+	if !*ownBroker {
+		svc.Info.OwnBroker = false
+		svc.Info.OwnBrokerNote = "lab serve starts no broker nodes for participants unless given --own-broker"
+	}
 	cfg.Services = svc
 	srv, err := workshop.New(cfg)
 	if err != nil {
