@@ -17,6 +17,7 @@ import (
 	"charm.land/ssh"
 	gossh "golang.org/x/crypto/ssh"
 
+	"github.com/rmlab/lab/labs"
 	"github.com/rmlab/lab/room"
 	"github.com/rmlab/lab/services"
 	"github.com/rmlab/lab/worker"
@@ -225,7 +226,13 @@ func TestTwoParticipantsGetTheScreenEachInTheirOwnNamespace(t *testing.T) {
 	}
 	// Both walk lesson 1 to its end by keys, at once; each ends with user 7
 	// at 10 points in their own database.
-	for range 30 {
+	// Enter until both screens say so (a step waiting on a lock takes a
+	// key while it waits), at most twice the lesson's steps.
+	complete := func(tm *terminal) bool { return strings.Contains(tm.text(), "Lesson complete") }
+	for range 2 * lessonSteps(t, "idem-first-processing") {
+		if complete(alice) && complete(bob) {
+			break
+		}
 		alice.in.Write([]byte("\r"))
 		bob.in.Write([]byte("\r"))
 		time.Sleep(600 * time.Millisecond)
@@ -552,4 +559,20 @@ func TestAPredictTallyCountsBothParticipantsAnswers(t *testing.T) {
 		}
 	}
 	t.Fatalf("tally %v, want yes 1 and no 1", got)
+}
+
+// lessonSteps counts a built-in lesson's steps.
+func lessonSteps(t *testing.T, id string) int {
+	t.Helper()
+	ls, err := labs.Builtin("en")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range ls {
+		if l.ID == id {
+			return len(l.Steps())
+		}
+	}
+	t.Fatalf("no built-in lesson %s", id)
+	return 0
 }
