@@ -162,7 +162,7 @@ func (r *Reader) Stat(ctx context.Context, name string) (lab.QueueStat, error) {
 			defer cancel()
 			n, err := o.StreamLength(sctx, name)
 			if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-				err = fmt.Errorf("no answer within %s", AnswerLimit)
+				err = &amqp.Error{Reason: fmt.Sprintf("no answer within %s", AnswerLimit)}
 			}
 			return n, err
 		}
@@ -175,12 +175,13 @@ func (r *Reader) Stat(ctx context.Context, name string) (lab.QueueStat, error) {
 			}
 			n, err = read(other)
 		}
-		if err != nil && len(r.Others) > 0 {
-			var ae *amqp.Error
-			if errors.As(err, &ae) {
-				st.Down = strings.TrimPrefix(ae.Reason, "PRECONDITION_FAILED - ")
-			} else {
-				st.Down = err.Error()
+		// The broker refused (or did not answer) the read: the stream is
+		// there and not served now, as while its replicas recover after a
+		// restart (4.3 closes the connection with 541 INTERNAL_ERROR then).
+		if ae := (*amqp.Error)(nil); errors.As(err, &ae) {
+			st.Down = strings.TrimPrefix(ae.Reason, "PRECONDITION_FAILED - ")
+			if ae.Code != 0 && !strings.Contains(ae.Reason, " - ") {
+				st.Down = fmt.Sprintf("%d %s", ae.Code, ae.Reason)
 			}
 			return st, nil
 		}

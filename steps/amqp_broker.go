@@ -370,13 +370,16 @@ func (restartKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 			if !q.Exists {
 				return "gone"
 			}
+			if q.Down != "" {
+				return "unavailable (" + q.Down + ")"
+			}
 			return fmt.Sprintf("ready %d", q.Ready)
 		}
 		want := "gone"
 		ok := !qs.Exists
 		if !sv.gone {
 			want = fmt.Sprintf("ready %d", sv.ready)
-			ok = qs.Exists && qs.Ready == sv.ready
+			ok = qs.Exists && qs.Down == "" && qs.Ready == sv.ready
 		}
 		mark := "✓"
 		if !ok {
@@ -415,7 +418,7 @@ func awaitRecovery(ctx context.Context, st *amqpState, surv []survival) (map[str
 				return nil, 0, err
 			}
 			got[sv.queue] = qs
-			if !sv.gone && (!qs.Exists || qs.Ready < sv.ready) {
+			if !sv.gone && (!qs.Exists || qs.Down != "" || qs.Ready < sv.ready) {
 				back = false
 			}
 		}
