@@ -371,21 +371,34 @@ func (s *Set) StateOf(n *Node) State {
 	return n.state
 }
 
+// running returns node k if it is running.
+func (s *Set) running(k int) (*Node, error) {
+	n, err := s.Node(k)
+	if err != nil {
+		return nil, err
+	}
+	if st := s.StateOf(n); st != Running {
+		return nil, fmt.Errorf("node %d is already %s", k, st)
+	}
+	return n, nil
+}
+
+func (s *Set) setState(n *Node, st State) {
+	s.mu.Lock()
+	n.state = st
+	s.mu.Unlock()
+}
+
 // Kill SIGKILLs node k: the VM stops at once, nothing is flushed or handed
 // over, as when a machine loses power.
 func (s *Set) Kill(k int) error {
-	n, err := s.Node(k)
+	n, err := s.running(k)
 	if err != nil {
 		return err
 	}
-	if s.StateOf(n) != Running {
-		return fmt.Errorf("node %d is already %s", k, s.StateOf(n))
-	}
 	n.cmd.Process.Signal(syscall.SIGKILL)
 	<-n.done
-	s.mu.Lock()
-	n.state = Killed
-	s.mu.Unlock()
+	s.setState(n, Killed)
 	return nil
 }
 
@@ -393,12 +406,9 @@ func (s *Set) Kill(k int) error {
 // closes connections and writes what it keeps), then waits for the VM to
 // exit; SIGKILL after a minute.
 func (s *Set) Stop(ctx context.Context, k int) error {
-	n, err := s.Node(k)
+	n, err := s.running(k)
 	if err != nil {
 		return err
-	}
-	if s.StateOf(n) != Running {
-		return fmt.Errorf("node %d is already %s", k, s.StateOf(n))
 	}
 	n.cmd.Process.Signal(syscall.SIGTERM)
 	select {
@@ -410,9 +420,7 @@ func (s *Set) Stop(ctx context.Context, k int) error {
 		n.cmd.Process.Signal(syscall.SIGKILL)
 		<-n.done
 	}
-	s.mu.Lock()
-	n.state = Stopped
-	s.mu.Unlock()
+	s.setState(n, Stopped)
 	return nil
 }
 
