@@ -103,6 +103,7 @@ type Proxy struct {
 
 	mu          sync.Mutex // guards the faults, events and counts below
 	dropConfirm map[uint64]bool
+	dropNext    int // confirms still to drop, whatever their seq (DropNextConfirms)
 	dropReturn  map[int]bool
 	delay       [2]time.Duration // indexed by dirIndex
 	cut         *Match
@@ -203,6 +204,16 @@ func (p *Proxy) DropConfirm(n int) {
 	p.mu.Unlock()
 }
 
+// DropNextConfirms makes the proxy swallow the next n confirms the broker
+// sends, on whichever channel of whichever connection they come, with the
+// same rewriting of multiple acks as DropConfirm. A fault schedule uses it
+// where it cannot know each channel's publish count.
+func (p *Proxy) DropNextConfirms(n int) {
+	p.mu.Lock()
+	p.dropNext += n
+	p.mu.Unlock()
+}
+
 // DropReturn swallows the nth basic.return (1-based) of each connection,
 // together with its content header and body frames. Counting is per
 // connection so the fault is reproducible no matter what other clients of
@@ -248,6 +259,7 @@ func (p *Proxy) Reset() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.dropConfirm = map[uint64]bool{}
+	p.dropNext = 0
 	p.dropReturn = map[int]bool{}
 	p.delay = [2]time.Duration{}
 	p.cut = nil
@@ -294,7 +306,14 @@ func (p *Proxy) delayFor(d Direction) time.Duration {
 func (p *Proxy) shouldDropConfirm(seq uint64) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.dropConfirm[seq]
+	if p.dropConfirm[seq] {
+		return true
+	}
+	if p.dropNext > 0 {
+		p.dropNext--
+		return true
+	}
+	return false
 }
 
 func (p *Proxy) shouldDropReturn(n int) bool {

@@ -201,6 +201,27 @@ func TestDropConfirmLosesOnlyConfirm2WhileBrokerStoresAll3(t *testing.T) {
 	}
 }
 
+func TestDropNextConfirmsLosesTheNextConfirmWhateverItsSeq(t *testing.T) {
+	p := newProxy(t)
+	direct := dialDirect(t)
+	q := declareQueue(t, direct)
+	_, ch := dialViaProxy(t, p)
+
+	first := publish(t, ch, "", q, false, "msg 1")
+	mustBeAcked(t, first, 2*time.Second)
+	p.DropNextConfirms(1)
+	lost := publish(t, ch, "", q, false, "msg 2")
+	if acked, err := waitConfirm(t, lost, 2*time.Second); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("confirm 2: acked=%t err=%v, want it lost", acked, err)
+	}
+	// One-shot: the next is confirmed.
+	mustBeAcked(t, publish(t, ch, "", q, false, "msg 3"), 2*time.Second)
+	waitQueueDepth(t, direct, q, 3)
+	if c := p.Counts(); c.ConfirmsDropped != 1 || c.ConfirmsForwarded != 2 {
+		t.Fatalf("counts = %+v, want 2 forwarded and 1 dropped", c)
+	}
+}
+
 func TestDropConfirmInABurstLosesOnlyTheChosenSeq(t *testing.T) {
 	p := newProxy(t)
 	direct := dialDirect(t)

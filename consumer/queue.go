@@ -242,6 +242,9 @@ func (c *Consumer) delivery(ctx context.Context, a *acker, d amqp.Delivery, ackM
 		return a.nack(d.DeliveryTag, true)
 	}
 	c.logf("%s", res.Detail)
+	if c.P != nil {
+		c.P.Note(noteOf[res.Outcome], m.BusinessKey)
+	}
 	switch {
 	case acked:
 		return nil
@@ -252,6 +255,10 @@ func (c *Consumer) delivery(ctx context.Context, a *acker, d amqp.Delivery, ackM
 		return c.ackNow(ctx, a, d)
 	}
 }
+
+// noteOf is the note each outcome leaves for a caller that counts (lab
+// chaos), keyed by the message's business key.
+var noteOf = map[Outcome]string{Applied: "applied", Absorbed: "duplicate", Conflict: "conflict", Stale: "stale"}
 
 func countDeliveries(n int) string {
 	if n == 1 {

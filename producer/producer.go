@@ -17,7 +17,8 @@
 // with claims and leases.
 //
 // Points, in order: after-commit, before-publish, after-publish,
-// after-confirm (and after-mark with --outbox).
+// after-confirm (and after-mark with --outbox); --place (lab chaos) reaches
+// before-commit and after-commit for each order.
 package producer
 
 import (
@@ -38,7 +39,7 @@ import (
 // Points are the pause points `lab worker producer` announces, in the order a
 // message meets them; a lesson's spawn pause-at= and wait until= are
 // checked against them when it loads.
-var Points = []string{"after-commit", "before-publish", "after-publish", "after-confirm", "after-mark"}
+var Points = []string{"before-commit", "after-commit", "before-publish", "after-publish", "after-confirm", "after-mark"}
 
 // Message is the event body every consumer of the lab reads.
 type Message struct {
@@ -61,6 +62,10 @@ type Options struct {
 	Confirm  bool
 	Timeout  time.Duration
 	DB       string
+	// Place mode (lab chaos): orders From..From+Place-1 at Rate per second.
+	Place int
+	From  int64
+	Rate  float64
 }
 
 // ParseArgs reads the flags the worker layer left.
@@ -81,6 +86,9 @@ func ParseArgs(args []string) (Options, error) {
 	noConfirm := fs.Bool("no-confirm", false, "publish without confirm mode")
 	fs.DurationVar(&o.Timeout, "timeout", 5*time.Second, "how long to wait for the confirm")
 	fs.StringVar(&o.DB, "db", services.OutboxDB, "article database (namespace added)")
+	fs.IntVar(&o.Place, "place", 0, "place N orders through the outbox at --rate and publish nothing: the relays do (lab chaos)")
+	fs.Int64Var(&o.From, "from", 1, "with --place: the first order id")
+	fs.Float64Var(&o.Rate, "rate", 50, "with --place: orders per second")
 	if err := fs.Parse(args); err != nil {
 		return o, worker.FlagError("lab worker producer", fs, err)
 	}
@@ -88,6 +96,15 @@ func ParseArgs(args []string) (Options, error) {
 		return o, fmt.Errorf("lab worker producer: unexpected argument %q", fs.Arg(0))
 	}
 	o.Confirm = !*noConfirm
+	if o.Place != 0 {
+		switch {
+		case o.Place < 0 || o.From < 1 || o.Rate <= 0:
+			return o, fmt.Errorf("lab worker producer: --place N needs N ≥ 1, --from ≥ 1 and --rate > 0")
+		case o.Resend || o.Order != 0 || o.Exchange != "" || o.Queue != "":
+			return o, fmt.Errorf("lab worker producer: --place commits orders and outbox rows only; it takes no --order, --resend, --exchange or --queue")
+		}
+		return o, nil
+	}
 	switch {
 	case o.Exchange == "" && o.Queue == "":
 		return o, fmt.Errorf("lab worker producer: give --exchange NAME --key KEY, or --queue NAME")
@@ -126,6 +143,9 @@ func Main(ctx context.Context, p *worker.Points, args []string) error {
 		return err
 	}
 	defer db.Close()
+	if o.Place > 0 {
+		return (&Producer{O: o, DB: db, Names: names, P: p}).place(ctx)
+	}
 	conn, err := services.OpenAMQP(ctx, cfg.AMQP)
 	if err != nil {
 		return err

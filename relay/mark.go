@@ -124,6 +124,12 @@ func (r *Relay) markRow(ctx context.Context, tx *sql.Tx, ev Event, token string,
 	switch {
 	case n == 1:
 		line += ": " + what
+		switch {
+		case res.ok:
+			r.note("sent", ev.ID)
+		case ctr == &r.dead:
+			r.note("dead", ev.ID)
+		}
 	case ev.Unclaimed:
 		// Its claim UPDATE matched nothing: there was never a lease to lose.
 		line += ": this relay never claimed it (its claim UPDATE affected 0 rows), so no row carries its token: nothing written back"

@@ -71,6 +71,11 @@ type Hooks interface {
 	Logf(format string, args ...any)
 }
 
+// noter is Hooks that also take notes of what happened to each event
+// (worker.Points: "published", "sent", "dead"), for a caller that counts,
+// such as lab chaos.
+type noter interface{ Note(kind, id string) }
+
 // Quiet is Hooks that neither pauses nor logs.
 type Quiet struct{}
 
@@ -174,6 +179,7 @@ type Relay struct {
 	ch    *amqp.Channel
 	rets  chan amqp.Return
 	hooks Hooks
+	notes noter // nil when the hooks take none
 
 	logs     bool                   // hooks log somewhere: build the log lines
 	returned map[string]amqp.Return // by message id, drained from rets
@@ -210,6 +216,7 @@ func New(cfg Config, db *sql.DB, conn *amqp.Connection, hooks Hooks) (*Relay, er
 	}
 	_, quiet := hooks.(Quiet)
 	r := &Relay{cfg: cfg, st: st, db: db, ch: ch, hooks: hooks, logs: !quiet, returned: map[string]amqp.Return{}}
+	r.notes, _ = hooks.(noter)
 	// Buffered for a whole batch: the library hands a basic.return to this
 	// channel before it resolves the confirm that follows it, so after a
 	// confirm the return (if any) is already waiting here.
@@ -490,6 +497,7 @@ func (r *Relay) publish(ctx context.Context, ev Event) (*amqp.DeferredConfirmati
 		return nil, fmt.Errorf("publish %s to exchange %q key %q: %w (is the broker up?)", ev.ID, r.cfg.Exchange, r.cfg.RoutingKey, err)
 	}
 	r.published.Add(1)
+	r.note("published", ev.ID)
 	if r.logs {
 		mand := "mandatory"
 		if r.cfg.NoMandatory {
@@ -498,6 +506,12 @@ func (r *Relay) publish(ctx context.Context, ev Event) (*amqp.DeferredConfirmati
 		r.hooks.Logf("%s: published %s (message id %s, %s, persistent) to exchange %q key %q", r.cfg.Name, ev.ID, r.messageID(ev), mand, r.cfg.Exchange, r.cfg.RoutingKey)
 	}
 	return dc, nil
+}
+
+func (r *Relay) note(kind, id string) {
+	if r.notes != nil {
+		r.notes.Note(kind, id)
+	}
 }
 
 // result is what the broker said about one publish.

@@ -40,8 +40,9 @@ type Process struct {
 	Kind    string
 	PauseAt []string
 
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	onNote func(kind, id string)
 
 	mu       sync.Mutex
 	changed  chan struct{} // closed and replaced on every state change
@@ -61,6 +62,9 @@ type Spec struct {
 	PauseAt []string // points to pause at
 	Args    []string // kind-specific flags
 	Env     []string // extra environment (service addresses)
+	// OnNote, when set, is called with each "@note KIND ID" line, in order,
+	// from the goroutine reading the worker's output.
+	OnNote func(kind, id string)
 }
 
 // Start runs `Binary worker KIND --name NAME --pause-at ... ARGS`.
@@ -85,7 +89,7 @@ func Start(spec Spec) (*Process, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start worker %s (%s): %w", spec.Name, spec.Binary, err)
 	}
-	p := &Process{Name: spec.Name, Kind: spec.Kind, PauseAt: spec.PauseAt, cmd: cmd, stdin: stdin,
+	p := &Process{Name: spec.Name, Kind: spec.Kind, PauseAt: spec.PauseAt, cmd: cmd, stdin: stdin, onNote: spec.OnNote,
 		state: Running, changed: make(chan struct{}), reached: map[string]int{}, done: make(chan struct{})}
 	go p.read(out)
 	return p, nil
@@ -96,6 +100,13 @@ func (p *Process) read(r io.Reader) {
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	for sc.Scan() {
 		line := sc.Text()
+		if rest, ok := strings.CutPrefix(line, "@note "); ok {
+			if p.onNote != nil {
+				kind, id, _ := strings.Cut(rest, " ")
+				p.onNote(kind, id)
+			}
+			continue
+		}
 		p.mu.Lock()
 		switch {
 		case strings.HasPrefix(line, "@paused "):
@@ -204,6 +215,30 @@ func (p *Process) Continue() error {
 	_, err := io.WriteString(p.stdin, "go\n")
 	return err
 }
+
+// Arm makes a running worker pause the next time it reaches point, as if
+// it had been started with --pause-at point (once). WaitPaused then waits
+// for it.
+func (p *Process) Arm(point string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.state == Exited || p.state == Killed {
+		return fmt.Errorf("worker %s is %s", p.Name, p.state)
+	}
+	_, err := io.WriteString(p.stdin, "pause "+point+"\n")
+	return err
+}
+
+// PID is the worker's process id.
+func (p *Process) PID() int {
+	if p.cmd.Process == nil {
+		return 0
+	}
+	return p.cmd.Process.Pid
+}
+
+// Done is closed when the process has ended.
+func (p *Process) Done() <-chan struct{} { return p.done }
 
 // Kill sends SIGKILL — a real process death, no cleanup code runs — and
 // waits until the process is gone.

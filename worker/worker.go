@@ -8,8 +8,12 @@
 //	child → parent  "@point NAME"    reached NAME and went on
 //	child → parent  "@paused NAME"   reached NAME and waits for "go" on stdin
 //	child → parent  "@done"          finished normally
+//	child → parent  "@note KIND ID"  something happened to ID (committed,
+//	                                 published, applied, …): for a caller that
+//	                                 counts, such as lab chaos; never shown
 //	child → parent  anything else    a log line shown to the learner
 //	parent → child  "go"             leave the current pause
+//	parent → child  "pause NAME"     pause the next time NAME is reached
 //
 // When stdin closes (the lab exited or crashed) the child exits at once, and on
 // Linux the kernel also kills it when the parent dies (Pdeathsig), so no
@@ -80,13 +84,16 @@ type Points struct {
 	out   io.Writer
 	pause map[string]bool
 	gocnt chan struct{}
+
+	armMu sync.Mutex
+	armed map[string]bool // one-shot pauses the parent asked for while running
 }
 
 // NewPoints reads commands from in and writes events to out. pauseAt lists
 // the points to pause at. On EOF from in, exit is called (os.Exit in a real
 // worker) so a worker never outlives the process that started it.
 func NewPoints(in io.Reader, out io.Writer, pauseAt []string, exit func()) *Points {
-	p := &Points{out: out, pause: map[string]bool{}, gocnt: make(chan struct{}, 16)}
+	p := &Points{out: out, pause: map[string]bool{}, gocnt: make(chan struct{}, 16), armed: map[string]bool{}}
 	for _, s := range pauseAt {
 		if s = strings.TrimSpace(s); s != "" {
 			p.pause[s] = true
@@ -95,8 +102,14 @@ func NewPoints(in io.Reader, out io.Writer, pauseAt []string, exit func()) *Poin
 	go func() {
 		sc := bufio.NewScanner(in)
 		for sc.Scan() {
-			if strings.TrimSpace(sc.Text()) == "go" {
+			cmd := strings.TrimSpace(sc.Text())
+			switch {
+			case cmd == "go":
 				p.gocnt <- struct{}{}
+			case strings.HasPrefix(cmd, "pause "):
+				p.armMu.Lock()
+				p.armed[strings.TrimPrefix(cmd, "pause ")] = true
+				p.armMu.Unlock()
 			}
 		}
 		exit()
@@ -107,7 +120,11 @@ func NewPoints(in io.Reader, out io.Writer, pauseAt []string, exit func()) *Poin
 // Reach announces point name; if the parent asked to pause there, it waits
 // until the parent says go (or kills the process, which is the point).
 func (p *Points) Reach(ctx context.Context, name string) error {
-	if !p.pause[name] {
+	p.armMu.Lock()
+	once := p.armed[name]
+	delete(p.armed, name)
+	p.armMu.Unlock()
+	if !p.pause[name] && !once {
 		p.line("@point " + name)
 		return nil
 	}
@@ -130,6 +147,16 @@ func (p *Points) Logf(format string, args ...any) {
 		}
 		p.line(l)
 	}
+}
+
+// Note tells the parent that something happened to id (kind: committed,
+// published, applied, duplicate, …). Nothing shows it to a learner; a
+// caller that counts (lab chaos) reads it.
+func (p *Points) Note(kind, id string) {
+	if p == nil {
+		return
+	}
+	p.line("@note " + kind + " " + id)
 }
 
 // Done tells the parent the worker finished normally.

@@ -2,7 +2,11 @@ package worker
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -19,6 +23,17 @@ func TestMain(m *testing.M) {
 		}
 		return nil
 	}, []string{"a", "b", "c"})
+	// ticks reaches "tick" and notes its count until stopped.
+	Register("ticks", func(ctx context.Context, p *Points, args []string) error {
+		for i := 1; ctx.Err() == nil; i++ {
+			if err := p.Reach(ctx, "tick"); err != nil {
+				return err
+			}
+			p.Note("tick", fmt.Sprint(i))
+			time.Sleep(5 * time.Millisecond)
+		}
+		return nil
+	}, []string{"tick"})
 	if os.Getenv("LAB_WORKER_TEST_CHILD") == "1" {
 		os.Exit(RunChild(os.Args[2:]))
 	}
@@ -108,6 +123,69 @@ func TestGroupKillAllLeavesNoWorkerRunning(t *testing.T) {
 		case <-p.done:
 		case <-time.After(5 * time.Second):
 			t.Fatalf("worker %d still running", p.Status().PID)
+		}
+	}
+}
+
+func TestARunningWorkerArmedAtAPointPausesThereOnceAndItsNotesReachTheParentInOrder(t *testing.T) {
+	exe, _ := os.Executable()
+	var mu sync.Mutex
+	var notes []int
+	p, err := Start(Spec{Binary: exe, Kind: "ticks", Name: "w", Env: []string{"LAB_WORKER_TEST_CHILD=1"},
+		OnNote: func(kind, id string) {
+			n, _ := strconv.Atoi(id)
+			mu.Lock()
+			notes = append(notes, n)
+			mu.Unlock()
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Kill() })
+	if err := p.WaitReached(ctx(t), "tick", 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Arm("tick"); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.WaitPaused(ctx(t), "tick"); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	atPause := len(notes)
+	mu.Unlock()
+	time.Sleep(100 * time.Millisecond)
+	mu.Lock()
+	if len(notes) != atPause {
+		t.Errorf("the paused worker went on: %d notes at the pause, %d after 100 ms", atPause, len(notes))
+	}
+	mu.Unlock()
+	if err := p.Continue(); err != nil {
+		t.Fatal(err)
+	}
+	// Armed once: it does not pause at the next tick.
+	if err := p.WaitReached(ctx(t), "tick", atPause+5); err != nil {
+		t.Fatal(err)
+	}
+	if st := p.Status(); st.State != Running {
+		t.Fatalf("after continue the worker is %s, want running (an armed pause is one-shot)", st.State)
+	}
+	if err := p.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(notes) < 5 {
+		t.Fatalf("%d notes, want at least 5", len(notes))
+	}
+	for i, n := range notes {
+		if n != i+1 {
+			t.Fatalf("notes %v: note %d is %d, want them in order from 1", notes, i, n)
+		}
+	}
+	for _, l := range p.Output() {
+		if strings.Contains(l, "@note") {
+			t.Fatalf("a note reached the learner's log: %q", l)
 		}
 	}
 }

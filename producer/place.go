@@ -1,0 +1,80 @@
+package producer
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// EventID is the outbox event id of order id in place mode.
+func EventID(order int64) string { return fmt.Sprintf("order-%d-paid", order) }
+
+// place commits orders From..From+Place-1, one article transaction each
+// (purchase_order and its outbox_event row), at a steady rate, and
+// publishes nothing: that is the relays' work. Each order credits one point
+// to an account of its own (user id = order id), so a checker can count how
+// many times each order's effect was applied. The payload carries no
+// event_id: the event id travels as the message id, as the relay sends it,
+// so a relay that changes the message id per attempt is seen as such.
+//
+// Restarted after a kill, it goes on after the highest order committed:
+// an order whose transaction the kill cut is placed again, as a client
+// whose request failed would retry it.
+func (pr *Producer) place(ctx context.Context) error {
+	o := pr.O
+	last := o.From + int64(o.Place) - 1
+	var next int64
+	err := pr.DB.QueryRowContext(ctx, "SELECT COALESCE(MAX(id),?) FROM purchase_order WHERE id BETWEEN ? AND ?",
+		o.From-1, o.From, last).Scan(&next)
+	if err != nil {
+		return fmt.Errorf("SELECT the last order placed: %w", err)
+	}
+	next++
+	if next > o.From {
+		pr.P.Logf("orders %d..%d were committed before; going on from %d", o.From, next-1, next)
+	}
+	every := time.Duration(float64(time.Second) / o.Rate)
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for id := next; id <= last; id++ {
+		if err := pr.placeOne(ctx, id); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			pr.P.Logf("stopping (SIGTERM) after order %d", id)
+			return nil
+		case <-tick.C:
+		}
+	}
+	pr.P.Logf("placed orders %d..%d", o.From, last)
+	return nil
+}
+
+func (pr *Producer) placeOne(ctx context.Context, id int64) error {
+	tx, err := pr.DB.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("START TRANSACTION: %w", err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, "INSERT INTO purchase_order VALUES(?,'PAID')", id); err != nil {
+		return fmt.Errorf("INSERT INTO purchase_order VALUES(%d,'PAID'): %w", id, err)
+	}
+	_, err = tx.ExecContext(ctx, "INSERT INTO outbox_event (event_id,aggregate_id,event_type,payload,status,available_at,created_at) "+
+		"VALUES (?,?,'OrderPaid',JSON_OBJECT('business_key',?,'user_id',?,'amount',1),'NEW',NOW(6),NOW(6))",
+		EventID(id), id, fmt.Sprintf("order:%d:paid", id), id)
+	if err != nil {
+		return fmt.Errorf("INSERT INTO outbox_event (%s): %w", EventID(id), err)
+	}
+	if err := pr.P.Reach(ctx, "before-commit"); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("COMMIT order %d: %w", id, err)
+	}
+	pr.P.Note("committed", EventID(id))
+	return pr.P.Reach(ctx, "after-commit")
+}
