@@ -46,6 +46,8 @@ usage:
                                    outbox relay throughput and latency against a no-database baseline
   lab bench workshop --sessions N [--lesson ID] [--keys K] [--json]
                                    N real SSH sessions walking a lesson: key-to-frame p50/p99, CPU, memory
+  lab chaos [--seed S] [--orders N] [--duration D] [--pipeline safe|NAME] [--faults LIST] [--json FILE] [--report FILE.html]
+                                   the whole pipeline under a seeded fault schedule; a checker says lost / twice
   lab serve [--listen ADDR] [--seats N] [--password-env VAR] [--participant-keys FILE] [--room NAME]
                                    the screen over SSH for a workshop: ssh -p 2222 alice@HOST
   lab room --room NAME [--goto N [--to NAME]] [--say TEXT] [--end NAME] [--reset NAME]
@@ -99,6 +101,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdBench(args, stdout, stderr)
 	case "serve":
 		return cmdServe(args, stdout, stderr)
+	case "chaos":
+		return cmdChaos(args, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -1,0 +1,230 @@
+package chaos_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rmlab/lab/chaos"
+	"github.com/rmlab/lab/node"
+)
+
+var labBinary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "chaostest")
+	if err != nil {
+		panic(err)
+	}
+	labBinary = filepath.Join(dir, "lab")
+	for bin, pkg := range map[string]string{labBinary: "../cmd/lab", filepath.Join(dir, "lab-worker"): "../cmd/lab-worker"} {
+		if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", pkg, err, out)
+			os.Exit(1)
+		}
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func TestTheSameSeedPlansTheSameFaultsAndAnotherSeedOthers(t *testing.T) {
+	o := chaos.Options{Seed: 42, Duration: 60 * time.Second, Relays: 3, Consumers: 2}
+	a, b := chaos.Schedule(o), chaos.Schedule(o)
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("two schedules of seed 42 differ")
+	}
+	o.Seed = 43
+	if reflect.DeepEqual(a, chaos.Schedule(o)) {
+		t.Fatal("seeds 42 and 43 plan the same faults")
+	}
+	seen := map[chaos.FaultKind]int{}
+	for _, f := range a {
+		seen[f.Kind]++
+		if f.At < 0 || f.At >= o.Duration {
+			t.Errorf("fault %s outside the schedule", f)
+		}
+		switch f.Kind {
+		case chaos.KillRelay, chaos.PauseRelay:
+			if f.Target != "relay-1" && f.Target != "relay-2" && f.Target != "relay-3" {
+				t.Errorf("fault %s: no such relay", f)
+			}
+		case chaos.KillConsumer:
+			if f.Target != "consumer-1" && f.Target != "consumer-2" {
+				t.Errorf("fault %s: no such consumer", f)
+			}
+		}
+	}
+	for _, k := range chaos.FaultKinds {
+		if seen[k] == 0 {
+			t.Errorf("60 s of seed 42 has no %s fault (%v)", k, seen)
+		}
+	}
+	o.Faults = []chaos.FaultKind{chaos.DropConfirm}
+	for _, f := range chaos.Schedule(o) {
+		if f.Kind != chaos.DropConfirm {
+			t.Fatalf("--faults drop-confirm planned %s", f)
+		}
+	}
+}
+
+type run struct {
+	code    int
+	summary chaos.Summary
+	history string
+	out     string
+}
+
+// labChaos runs `lab chaos` in namespace ns and reads its summary and history.
+func labChaos(t *testing.T, ns string, args ...string) run {
+	t.Helper()
+	dir := t.TempDir()
+	hist := filepath.Join(dir, "history.jsonl")
+	args = append([]string{"chaos", "--namespace", ns, "--json", filepath.Join(dir, "summary.json"), "--history", hist,
+		"--report", filepath.Join(dir, "report.html")}, args...)
+	cmd := exec.Command(labBinary, args...)
+	out, err := cmd.CombinedOutput()
+	r := run{code: cmd.ProcessState.ExitCode(), out: string(out)}
+	if err != nil && r.code != 1 {
+		t.Fatalf("lab %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatalf("no summary: %v\n%s", err, out)
+	}
+	if err := json.Unmarshal(b, &r.summary); err != nil {
+		t.Fatal(err)
+	}
+	h, _ := os.ReadFile(hist)
+	r.history = string(h)
+	page, _ := os.ReadFile(filepath.Join(dir, "report.html"))
+	if !bytes.Contains(page, []byte("<svg")) || !bytes.Contains(page, []byte(r.summary.Pipeline)) {
+		t.Errorf("the report has no chart or does not name the pipeline")
+	}
+	return r
+}
+
+// faultLines are the history's planned-fault lines.
+func faultLines(h string) []string {
+	var out []string
+	sc := bufio.NewScanner(strings.NewReader(h))
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), `"op":"fault"`) {
+			out = append(out, sc.Text())
+		}
+	}
+	return out
+}
+
+// short is the schedule CI runs: every fault kind, about one a second.
+var short = []string{"--orders", "240", "--duration", "8s", "--quiet", "40s"}
+
+func TestTheCheckerFailsAPipelineThatMarksBeforePublishingWithTheOrdersItLost(t *testing.T) {
+	r := labChaos(t, "chmbp", append(short, "--seed", "3", "--pipeline", "mark-before-publish")...)
+	s := r.summary
+	if r.code != 1 || s.OK() || s.Lost == 0 || len(s.LostOrders) == 0 || !strings.Contains(r.out, "violation: lost:") {
+		t.Fatalf("exit %d, lost %d (%v), violations %v; want exit 1 and lost orders named\n%s", r.code, s.Lost, s.LostOrders, s.Violations, r.out)
+	}
+	t.Logf("mark-before-publish, seed 3: lost %d of %d committed (%v)", s.Lost, s.Committed, s.LostOrders)
+
+	// The same seed, another pipeline: the same fault lines, whatever the
+	// processes did in between.
+	f := labChaos(t, "chfresh", append(short, "--seed", "3", "--pipeline", "fresh-message-id")...)
+	if f.code != 1 || f.summary.Twice == 0 || !strings.Contains(f.out, "violation: twice:") {
+		t.Fatalf("fresh-message-id: exit %d, twice %d, violations %v; want exit 1 and orders applied twice\n%s", f.code, f.summary.Twice, f.summary.Violations, f.out)
+	}
+	t.Logf("fresh-message-id, seed 3: applied twice %d (%v)", f.summary.Twice, f.summary.TwiceOrders)
+	a, b := faultLines(r.history), faultLines(f.history)
+	if len(a) == 0 || !reflect.DeepEqual(a, b) {
+		t.Fatalf("two runs of seed 3 wrote different fault lines:\n%s\n--\n%s", strings.Join(a, "\n"), strings.Join(b, "\n"))
+	}
+}
+
+func TestTheSafePipelineLosesNoOrderAndAppliesNoneTwiceUnderTenSeeds(t *testing.T) {
+	for seed := 1; seed <= 10; seed++ {
+		r := labChaos(t, "chsafe", append(short, "--seed", fmt.Sprint(seed))...)
+		s := r.summary
+		t.Logf("seed %d: committed %d, lost %d, twice %d, absorbed %d, faults %v, p99 %.0f ms, drain %s",
+			seed, s.Committed, s.Lost, s.Twice, s.Absorbed, s.Faults, s.LatencyP99, s.Drain)
+		if r.code != 0 || !s.OK() || s.Lost != 0 || s.Twice != 0 || s.Committed != s.Orders {
+			t.Errorf("seed %d: exit %d, violations %v\n%s", seed, r.code, s.Violations, r.out)
+		}
+	}
+}
+
+func TestCtrlCInTheMiddleOfARunLeavesNoProcessAndNoBrokerNode(t *testing.T) {
+	dir := t.TempDir()
+	hist := filepath.Join(dir, "h.jsonl")
+	cmd := exec.Command(labBinary, "chaos", "--namespace", "chint", "--orders", "2000", "--duration", "30s", "--seed", "5", "--history", hist)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		b, _ := os.ReadFile(hist)
+		if bytes.Count(b, []byte(`"op":"fault"`)) >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("no three faults within 90 s\n%s", out.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("lab chaos still running 30 s after Ctrl-C\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "interrupted") {
+		t.Errorf("after Ctrl-C it did not say it was interrupted:\n%s", out.String())
+	}
+	if left := processesOf("chint"); len(left) > 0 {
+		t.Errorf("worker processes of namespace chint left after Ctrl-C: %v", left)
+	}
+	if base, err := node.Dir(); err == nil {
+		if left := node.Leftovers(base); len(left) > 0 {
+			t.Errorf("lab-owned broker processes left after Ctrl-C: %v", left)
+		}
+		if _, err := os.Stat(filepath.Join(base, "chint")); err == nil {
+			t.Errorf("the node folder %s is left after Ctrl-C", filepath.Join(base, "chint"))
+		}
+	}
+}
+
+// processesOf lists the pids whose environment names namespace ns.
+func processesOf(ns string) []int {
+	var out []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		var pid int
+		if _, err := fmt.Sscan(e.Name(), &pid); err != nil {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err != nil {
+			continue
+		}
+		for _, kv := range bytes.Split(env, []byte{0}) {
+			if string(kv) == "LAB_NAMESPACE="+ns {
+				out = append(out, pid)
+			}
+		}
+	}
+	return out
+}

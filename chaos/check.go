@@ -1,0 +1,173 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/rmlab/lab/services"
+)
+
+// Summary is what the checker found, and the run's figures.
+type Summary struct {
+	Seed     uint64 `json:"seed"`
+	Pipeline string `json:"pipeline"`
+	Broker   string `json:"broker"`
+
+	Orders    int `json:"orders"`    // asked for
+	Committed int `json:"committed"` // purchase_order rows
+	Once      int `json:"applied_once"`
+	Lost      int `json:"lost"`    // committed, effect applied 0 times
+	Twice     int `json:"twice"`   // committed, effect applied 2 or more times
+	Phantom   int `json:"phantom"` // applied, never committed
+	Absorbed  int `json:"duplicates_absorbed"`
+	Published int `json:"published"` // publishes, retries included
+	Unsent    int `json:"unsent"`    // outbox rows still NEW or SENDING
+	Dead      int `json:"dead"`
+	InQueue   int `json:"left_in_queue"` // -1: the broker did not answer
+
+	LostOrders  []int64 `json:"lost_orders,omitempty"` // the first 20
+	TwiceOrders []int64 `json:"twice_orders,omitempty"`
+
+	LatencyP50 float64 `json:"commit_to_applied_p50_ms"`
+	LatencyP99 float64 `json:"commit_to_applied_p99_ms"`
+	LatencyMax float64 `json:"commit_to_applied_max_ms"`
+
+	OrdersPerSecond float64           `json:"orders_per_second"`
+	Faults          map[FaultKind]int `json:"faults"`
+	Restarts        map[string]int    `json:"restarts"`
+	Elapsed         string            `json:"elapsed"`
+	Drain           string            `json:"drain"`
+	Violations      []string          `json:"violations"`
+	Notes           []string          `json:"notes,omitempty"`
+	Timeline        Timeline          `json:"timeline"`
+	Schedule        []Fault           `json:"schedule"`
+	Options         map[string]any    `json:"options"`
+}
+
+// OK reports whether every invariant held.
+func (s *Summary) OK() bool { return len(s.Violations) == 0 }
+
+// check reads the final state: every committed order's account (one point
+// per application of its effect), the outbox's statuses, the queue, and the
+// history's first application of each order for the latency.
+func (r *Run) check(ctx context.Context) (*Summary, error) {
+	o := r.O
+	s := &Summary{Seed: o.Seed, Pipeline: o.Pipeline.Name, Orders: o.Orders, Faults: r.faultsBy,
+		Schedule: r.Plan, Notes: r.Notes, Absorbed: r.Hist.Count("duplicate"), Published: r.Hist.Count("published"),
+		Broker: r.version, Violations: []string{}}
+	if s.Broker == "" {
+		s.Broker = r.cfg.From("amqp")
+	}
+	s.Options = map[string]any{"orders": o.Orders, "duration": o.Duration.String(), "relays": o.Relays, "consumers": o.Consumers,
+		"faults": o.Faults, "every": o.Every.String(), "lease_seconds": o.Lease, "namespace": o.Namespace}
+	outbox, idem := r.names.Name(services.OutboxDB), r.names.Name(services.IdempotencyDB)
+
+	committed := map[int64]float64{} // order → commit time (unix seconds)
+	rows, err := r.server.QueryContext(ctx, "SELECT p.id, UNIX_TIMESTAMP(e.created_at) FROM "+outbox+".purchase_order p JOIN "+
+		outbox+".outbox_event e ON e.aggregate_id=p.id")
+	if err != nil {
+		return nil, fmt.Errorf("read the committed orders in %s: %w", outbox, err)
+	}
+	for rows.Next() {
+		var id int64
+		var at float64
+		if err := rows.Scan(&id, &at); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		committed[id] = at
+	}
+	rows.Close()
+	s.Committed = len(committed)
+
+	rows, err = r.server.QueryContext(ctx, "SELECT user_id, points FROM "+idem+".points_account WHERE user_id BETWEEN 1 AND ?", o.Orders)
+	if err != nil {
+		return nil, fmt.Errorf("read the accounts in %s: %w", idem, err)
+	}
+	points := map[int64]int64{}
+	for rows.Next() {
+		var id, p int64
+		if err := rows.Scan(&id, &p); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		points[id] = p
+	}
+	rows.Close()
+	for id := int64(1); id <= int64(o.Orders); id++ {
+		_, ok := committed[id]
+		p := points[id]
+		switch {
+		case ok && p == 0:
+			s.Lost++
+			if len(s.LostOrders) < 20 {
+				s.LostOrders = append(s.LostOrders, id)
+			}
+		case ok && p == 1:
+			s.Once++
+		case ok && p > 1:
+			s.Twice++
+			if len(s.TwiceOrders) < 20 {
+				s.TwiceOrders = append(s.TwiceOrders, id)
+			}
+		case !ok && p > 0:
+			s.Phantom++
+		}
+	}
+	err = r.server.QueryRowContext(ctx, "SELECT COALESCE(SUM(status IN ('NEW','SENDING')),0), COALESCE(SUM(status='DEAD'),0) FROM "+outbox+".outbox_event").
+		Scan(&s.Unsent, &s.Dead)
+	if err != nil {
+		return nil, fmt.Errorf("read the outbox's statuses in %s: %w", outbox, err)
+	}
+	s.InQueue = queueDepth(ctx, r.broker, r.names.Name(QueueName))
+
+	var lat []float64
+	for id, at := range r.Hist.applied() {
+		if c, ok := committed[id]; ok {
+			lat = append(lat, float64(at.UnixMicro())/1e3-c*1e3)
+		}
+	}
+	s.LatencyP50, s.LatencyP99, s.LatencyMax = quantile(lat, 0.50), quantile(lat, 0.99), quantile(lat, 1)
+	s.Violations = violations(s)
+	return s, nil
+}
+
+func violations(s *Summary) []string {
+	v := []string{}
+	if s.Lost > 0 {
+		v = append(v, fmt.Sprintf("lost: %d committed orders were never applied (orders %v)", s.Lost, s.LostOrders))
+	}
+	if s.Twice > 0 {
+		v = append(v, fmt.Sprintf("twice: %d orders were applied more than once (orders %v)", s.Twice, s.TwiceOrders))
+	}
+	if s.Phantom > 0 {
+		v = append(v, fmt.Sprintf("phantom: %d orders were applied but never committed", s.Phantom))
+	}
+	if s.Committed < s.Orders {
+		v = append(v, fmt.Sprintf("placed: only %d of %d orders were committed", s.Committed, s.Orders))
+	}
+	if s.Unsent > 0 {
+		v = append(v, fmt.Sprintf("unsent: %d outbox events are still NEW or SENDING after the drain", s.Unsent))
+	}
+	if s.Dead > 0 {
+		v = append(v, fmt.Sprintf("dead: %d outbox events are DEAD", s.Dead))
+	}
+	if s.InQueue > 0 {
+		v = append(v, fmt.Sprintf("queue: %d messages are still in the queue after the drain", s.InQueue))
+	}
+	return v
+}
+
+// quantile is the q-quantile (nearest rank) of xs in ms, rounded to 0.1.
+func quantile(xs []float64, q float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	i := int(q*float64(len(s))+0.5) - 1
+	i = max(0, min(i, len(s)-1))
+	return float64(time.Duration(s[i]*1e6).Round(100*time.Microsecond)) / 1e6
+}
