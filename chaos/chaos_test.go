@@ -113,6 +113,21 @@ func labChaos(t *testing.T, ns string, args ...string) run {
 	return r
 }
 
+// story is the history without the per-event notes: processes starting
+// and exiting, faults and what they found.
+func story(h string) string {
+	var out []string
+	for _, l := range strings.Split(h, "\n") {
+		if !strings.Contains(l, `"id":"order`) && l != "" {
+			out = append(out, l)
+		}
+	}
+	if len(out) > 150 {
+		out = out[len(out)-150:]
+	}
+	return strings.Join(out, "\n")
+}
+
 // faultLines are the history's planned-fault lines.
 func faultLines(h string) []string {
 	var out []string
@@ -156,7 +171,7 @@ func TestTheSafePipelineLosesNoOrderAndAppliesNoneTwiceUnderTenSeeds(t *testing.
 		t.Logf("seed %d: committed %d, lost %d, twice %d, absorbed %d, faults %v, p99 %.0f ms, drain %s",
 			seed, s.Committed, s.Lost, s.Twice, s.Absorbed, s.Faults, s.LatencyP99, s.Drain)
 		if r.code != 0 || !s.OK() || s.Lost != 0 || s.Twice != 0 || s.Committed != s.Orders {
-			t.Errorf("seed %d: exit %d, violations %v\n%s", seed, r.code, s.Violations, r.out)
+			t.Errorf("seed %d: exit %d, violations %v\n%s\nthe history but for the notes:\n%s", seed, r.code, s.Violations, r.out, story(r.history))
 		}
 	}
 }

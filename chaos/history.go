@@ -170,6 +170,9 @@ func (h *History) FaultResult(i int, result string) {
 	if i >= 0 && i < len(h.timeline.Faults) {
 		h.timeline.Faults[i].Result = result
 	}
+	if h.w != nil {
+		h.w.Flush() // a history being read while the run goes on (tail -f) shows each fault's outcome as it comes
+	}
 }
 
 // SetPhase records the run's phase.
@@ -178,6 +181,7 @@ func (h *History) SetPhase(p string) {
 	h.timeline.Phase = p
 	h.mu.Unlock()
 	h.Event("chaos", "phase", p)
+	h.Flush()
 }
 
 // Timeline is a copy of the timeline so far.

@@ -51,7 +51,7 @@ func (s *supervisor) start(m *member) error {
 	if err != nil {
 		return err
 	}
-	s.group.Add(p)
+	s.group.Replace(p)
 	m.mu.Lock()
 	m.cur, m.started = p, time.Now()
 	m.mu.Unlock()
@@ -91,6 +91,7 @@ func (s *supervisor) watch(m *member) {
 			last = st.Log[len(st.Log)-1]
 		}
 		s.hist.Event(m.name, "exit", fmt.Sprintf("%s, code %d, at %q: %s", st.State, st.ExitCode, st.Point, last))
+
 		if m.once && st.State == worker.Exited && st.ExitCode == 0 {
 			m.mu.Lock()
 			m.done = true

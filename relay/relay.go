@@ -183,7 +183,9 @@ type Relay struct {
 
 	logs     bool                   // hooks log somewhere: build the log lines
 	returned map[string]amqp.Return // by message id, drained from rets
-	closed   chan *amqp.Error
+	closed   chan *amqp.Error       // the library sends the error, then closes it
+	isClosed bool
+	closeErr *amqp.Error
 	lastScan time.Time
 	finished atomic.Int64 // events SENT, DEAD or lost (retries do not count)
 
@@ -531,9 +533,12 @@ func (r *Relay) await(ctx context.Context, ev Event, dc *amqp.DeferredConfirmati
 		res.reason = fmt.Sprintf("no confirm within %s (it may still have been stored)", r.cfg.ConfirmTimeout)
 	case !acked:
 		select {
-		case e := <-r.closed:
-			r.closed <- e
-			res.reason = fmt.Sprintf("channel closed before the confirm (%v): outcome unknown", e)
+		case e, ok := <-r.closed:
+			if ok {
+				r.closeErr = e
+			}
+			r.isClosed = true
+			res.reason = fmt.Sprintf("channel closed before the confirm (%v): outcome unknown", r.closeErr)
 		default:
 			res.reason = "nacked by the broker"
 		}
@@ -567,7 +572,12 @@ func (r *Relay) messageID(ev Event) string {
 func (r *Relay) drainReturns() {
 	for {
 		select {
-		case ret := <-r.rets:
+		case ret, ok := <-r.rets:
+			if !ok {
+				// The library closes it with the channel: reading on would
+				// spin here forever instead of reporting the lost connection.
+				return
+			}
 			r.returned[ret.MessageId] = ret
 		default:
 			return

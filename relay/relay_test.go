@@ -387,6 +387,49 @@ func TestLostConfirmLeavesTheEventUnsentAndTheRetryPublishesItAgain(t *testing.T
 	}
 }
 
+func TestARelayWhoseConnectionIsCutReturnsAnErrorInsteadOfSpinning(t *testing.T) {
+	f := setup(t)
+	f.insert(t, 42)
+	f.insert(t, 43)
+	upstream, err := services.AMQPAddr(f.svc.AMQP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := amqpproxy.New("", upstream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	// Cut right after the first publish's method frame: its content never
+	// arrives, and the library closes the channel (and its return channel).
+	p.CutAfter(amqpproxy.Match{Dir: amqpproxy.ToBroker, Class: amqpproxy.ClassBasic, Method: amqpproxy.MethodBasicPublish})
+	target, err := relay.BrokerURL(f.svc.AMQP, p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := services.DialAMQP(context.Background(), target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	h := &logHooks{}
+	r := f.relay(t, relay.Config{Name: "relay-A", SkipLocked: true, ConfirmTimeout: 500 * time.Millisecond, Poll: 20 * time.Millisecond}, conn, h)
+	done := make(chan error, 1)
+	go func() { done <- r.Run(context.Background()) }()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatalf("Run returned nil after its connection was cut\n%s", h.log())
+		}
+		t.Logf("Run: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the relay still runs 10 s after its connection was cut (a supervisor would never restart it)\n%s", h.log())
+	}
+	if st, _, _ := f.status(t, "order-42-created-v1"); st == "SENT" {
+		t.Fatalf("order 42 is SENT though its publish never reached the broker whole")
+	}
+}
+
 func TestRenderShowsTheStatementWithItsValues(t *testing.T) {
 	got := relay.Render("UPDATE t\nSET a=?,b='?'\nWHERE id=? AND n=?", "x'y", "order-1", 3)
 	want := "UPDATE t SET a='x''y',b='?' WHERE id='order-1' AND n=3"

@@ -383,7 +383,8 @@ func (a *App) newSession(l *lab.Lesson) []tea.Cmd {
 	a.list.openID = l.ID
 	a.lesson.Set(a.current(), s)
 	a.panels.ledger.Set(nil)
-	cmds = append(cmds, a.panels.tables.Restart(l), a.panels.queues.Restart(l, s.run), a.panels.workers.Restart(s))
+	a.panels.showsChaos = hasChaos(l)
+	cmds = append(cmds, a.panels.tables.Restart(l), a.panels.chaos.Restart(s.run), a.panels.queues.Restart(l, s.run), a.panels.workers.Restart(s))
 	a.relayout() // the queue panel's height depends on the lesson
 	return cmds
 }

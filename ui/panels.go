@@ -20,22 +20,27 @@ const (
 // both forms one panel is active: it gets the accent border and, for the
 // worker panel, the up/down keys.
 type panelSet struct {
-	c       *common
-	w, h    int
-	stacked bool
-	active  int
-	tables  *tablesPanel
-	queues  *queuesPanel
-	workers *workersPanel
-	ledger  *ledgerPanel
+	c          *common
+	w, h       int
+	stacked    bool
+	active     int
+	tables     *tablesPanel
+	chaos      *chaosPanel // in the tables' place when the lesson runs a chaos step
+	showsChaos bool
+	queues     *queuesPanel
+	workers    *workersPanel
+	ledger     *ledgerPanel
 }
 
 func newPanelSet(c *common) *panelSet {
-	return &panelSet{c: c, tables: newTablesPanel(c), queues: newQueuesPanel(c),
+	return &panelSet{c: c, tables: newTablesPanel(c), chaos: newChaosPanel(c), queues: newQueuesPanel(c),
 		workers: newWorkersPanel(c), ledger: newLedgerPanel(c)}
 }
 
 func (p *panelSet) items() [panelCount]Component {
+	if p.showsChaos {
+		return [panelCount]Component{p.chaos, p.queues, p.workers, p.ledger}
+	}
 	return [panelCount]Component{p.tables, p.queues, p.workers, p.ledger}
 }
 
@@ -49,6 +54,8 @@ func (p *panelSet) SetSize(w, h int) {
 		for _, c := range p.items() {
 			c.SetSize(w, h-1) // the tab bar takes a line
 		}
+		p.tables.SetSize(w, h-1)
+		p.chaos.SetSize(w, h-1)
 		return
 	}
 	// Fixed heights for the small panels; the tables get the rest.
@@ -60,6 +67,7 @@ func (p *panelSet) SetSize(w, h int) {
 	p.workers.SetSize(w, workersH)
 	p.queues.SetSize(w, queuesH)
 	p.tables.SetSize(w, h-ledgerH-workersH-queuesH)
+	p.chaos.SetSize(w, h-ledgerH-workersH-queuesH)
 }
 
 // Cycle moves the active panel by d.
@@ -70,6 +78,7 @@ func (p *panelSet) Cycle(d int) {
 
 func (p *panelSet) markActive() {
 	p.tables.active = p.active == panelTables
+	p.chaos.active = p.active == panelTables
 	p.queues.active = p.active == panelQueues
 	p.workers.active = p.active == panelWorkers
 	p.ledger.active = p.active == panelLedger
@@ -103,6 +112,9 @@ func (p *panelSet) tabBar() string {
 	st, t := p.c.st, p.c.t()
 	var b strings.Builder
 	for i, n := range t.Panels {
+		if i == panelTables && p.showsChaos {
+			n = t.ChaosTitle
+		}
 		if i > 0 {
 			b.WriteString(" ")
 		}

@@ -90,6 +90,13 @@ type text struct {
 	QueueCols         [5]string // queue, ready, unacked, consumers, source
 	BrokerErr         string    // "broker: %s"
 
+	ChaosTitle  string
+	ChaosIdle   string
+	ChaosHead   string            // "pipeline %s · seed %d · %s"
+	ChaosPhases map[string]string // setup, schedule, drain, check, done
+	ChaosLegend string
+	ChaosResult string // pipeline, committed, lost, twice, absorbed
+
 	NoWorkers   string
 	WorkerCols  [4]string // name, kind, pid, state
 	PausedAt    string    // "paused at %s"
@@ -232,6 +239,13 @@ var textEN = text{
 	QueueDown:         "unavailable: its node is down",
 	QueueCols:         [5]string{"queue", "ready", "unacked", "consumers", "source"},
 	BrokerErr:         "broker: %s",
+
+	ChaosTitle:  "Chaos",
+	ChaosIdle:   "no chaos run yet: the chaos step starts one",
+	ChaosHead:   "pipeline %s · seed %d · %s",
+	ChaosPhases: map[string]string{"setup": "setting up", "schedule": "faults being injected", "drain": "draining", "check": "checking", "done": "done"},
+	ChaosLegend: "per second: c committed  p published  a applied",
+	ChaosResult: "%s: %d committed, lost %d, twice %d, duplicates absorbed %d",
 
 	NoWorkers:  "no worker processes",
 	WorkerCols: [4]string{"name", "kind", "pid", "state"},
@@ -382,6 +396,13 @@ var textZH = text{
 	QueueDown:         "不可用：所在节点已停机",
 	QueueCols:         [5]string{"队列", "就绪", "未确认", "消费者", "来源"},
 	BrokerErr:         "Broker: %s",
+
+	ChaosTitle:  "混沌",
+	ChaosIdle:   "还没有混沌运行：chaos 步骤会启动一次",
+	ChaosHead:   "管道 %s · 种子 %d · %s",
+	ChaosPhases: map[string]string{"setup": "准备中", "schedule": "正在注入故障", "drain": "排空中", "check": "检查中", "done": "已完成"},
+	ChaosLegend: "每秒：c 已提交  p 已发布  a 已生效",
+	ChaosResult: "%s：提交 %d，丢失 %d，重复生效 %d，被吸收的重复 %d",
 
 	NoWorkers:  "没有 worker 进程",
 	WorkerCols: [4]string{"名称", "类型", "pid", "状态"},

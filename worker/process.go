@@ -323,6 +323,21 @@ func (g *Group) Add(p *Process) {
 	g.procs = append(g.procs, p)
 }
 
+// Replace records p in place of the process of the same name (one that
+// died and is started again, as a supervisor does), or adds it: the group
+// shows each name once, with its current process.
+func (g *Group) Replace(p *Process) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for i, q := range g.procs {
+		if q.Name == p.Name {
+			g.procs[i] = p
+			return
+		}
+	}
+	g.procs = append(g.procs, p)
+}
+
 // Get finds a live-or-dead worker by name (the newest with that name).
 func (g *Group) Get(name string) *Process {
 	g.mu.Lock()

@@ -204,6 +204,13 @@ func printSummary(w io.Writer, s *chaos.Summary) {
 	if len(rs) > 0 {
 		fmt.Fprintf(w, "  restarts: %s\n", strings.Join(sorted(rs), ", "))
 	}
+	for _, f := range s.Timeline.Faults {
+		target := f.Target
+		if f.Point != "" {
+			target += " at " + f.Point
+		}
+		fmt.Fprintf(w, "    %6.2fs %-14s %s: %s\n", float64(f.T)/1000, f.Kind, target, f.Result)
+	}
 	for _, v := range s.Violations {
 		fmt.Fprintf(w, "  violation: %s\n", v)
 	}
