@@ -32,40 +32,46 @@ func (chaosKind) Check(s *lab.Step) error {
 	if err := CheckAttrs(s, chaosAttrs...); err != nil {
 		return err
 	}
-	_, err := chaosOptions(s)
-	if err != nil {
+	attrs := map[string]string{}
+	for k, v := range s.Attrs {
+		if !strings.Contains(v, "${") { // a choice's option: checked when it runs
+			attrs[k] = v
+		}
+	}
+	if _, err := chaosOptions(attrs); err != nil {
 		return fmt.Errorf("%s: chaos %v", s.Where(), err)
 	}
 	return nil
 }
 
-func chaosOptions(s *lab.Step) (chaos.Options, error) {
+// chaosOptions reads a chaos step's attributes (choices expanded).
+func chaosOptions(attrs map[string]string) (chaos.Options, error) {
 	o := chaos.Options{Seed: 1, Orders: 200, Duration: 8 * time.Second}
 	var err error
-	if v := s.Attrs["pipeline"]; v != "" {
+	if v := attrs["pipeline"]; v != "" {
 		if o.Pipeline, err = chaos.PipelineNamed(v); err != nil {
 			return o, err
 		}
 	}
-	if o.Faults, err = chaos.ParseFaults(s.Attrs["faults"]); err != nil {
+	if o.Faults, err = chaos.ParseFaults(attrs["faults"]); err != nil {
 		return o, err
 	}
 	ints := map[string]*int{"orders": &o.Orders, "relays": &o.Relays, "consumers": &o.Consumers}
 	for k, p := range ints {
-		if v, ok := s.Attrs[k]; ok {
+		if v, ok := attrs[k]; ok {
 			if *p, err = strconv.Atoi(v); err != nil || *p < 1 {
 				return o, fmt.Errorf("%s=%q: write a whole number ≥ 1", k, v)
 			}
 		}
 	}
-	if v, ok := s.Attrs["seed"]; ok {
+	if v, ok := attrs["seed"]; ok {
 		if o.Seed, err = strconv.ParseUint(v, 10, 64); err != nil {
 			return o, fmt.Errorf("seed=%q: write a whole number", v)
 		}
 	}
 	durs := map[string]*time.Duration{"duration": &o.Duration, "every": &o.Every}
 	for k, p := range durs {
-		if v, ok := s.Attrs[k]; ok {
+		if v, ok := attrs[k]; ok {
 			if *p, err = time.ParseDuration(v); err != nil {
 				return o, fmt.Errorf("%s=%q: write a duration such as 8s", k, v)
 			}
@@ -98,7 +104,7 @@ func (r *Run) Chaos() *ChaosLive {
 }
 
 func (chaosKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
-	o, err := chaosOptions(s)
+	o, err := chaosOptions(s.Attrs) // Step has expanded the choices
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -163,12 +169,13 @@ func chaosOutcome(s *chaos.Summary) *Outcome {
 	return o
 }
 
-// chaosSource reads a chaos run's figure: chaos: lost|twice|absorbed|
-// committed|once|published PIPELINE (the newest run of that pipeline).
+// chaosSource reads a chaos run's figure: chaos: FIGURE PIPELINE (the
+// newest run of that pipeline), FIGURE one of committed, applied (orders
+// applied at least once), once, lost, twice, absorbed, published.
 func chaosSource(ctx context.Context, r *Run, s *lab.Step, expr string) (int, error) {
 	f := strings.Fields(expr)
 	if len(f) != 2 {
-		return 0, fmt.Errorf("chaos: %q: write chaos: FIGURE PIPELINE (FIGURE: committed, once, lost, twice, absorbed, published)", expr)
+		return 0, fmt.Errorf("chaos: %q: write chaos: FIGURE PIPELINE (FIGURE: committed, applied, once, lost, twice, absorbed, published)", expr)
 	}
 	sum, _ := r.State("chaos:"+f[1], nil).(*chaos.Summary)
 	if sum == nil {
@@ -179,6 +186,8 @@ func chaosSource(ctx context.Context, r *Run, s *lab.Step, expr string) (int, er
 		return sum.Committed, nil
 	case "once":
 		return sum.Once, nil
+	case "applied":
+		return sum.Once + sum.Twice, nil
 	case "lost":
 		return sum.Lost, nil
 	case "twice":
@@ -188,5 +197,5 @@ func chaosSource(ctx context.Context, r *Run, s *lab.Step, expr string) (int, er
 	case "published":
 		return sum.Published, nil
 	}
-	return 0, fmt.Errorf("chaos: %q: FIGURE is one of committed, once, lost, twice, absorbed, published", f[0])
+	return 0, fmt.Errorf("chaos: %q: FIGURE is one of committed, applied, once, lost, twice, absorbed, published", f[0])
 }

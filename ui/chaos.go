@@ -123,8 +123,14 @@ func (p *chaosPanel) View() string {
 	// What is left under the chart: the legend, three faults, one line per run.
 	chartH := ih - 1 - 1 - 3 - len(d.done)
 	if chartH >= 3 && len(d.timeline.Seconds) > 0 {
+		var tot chaos.Bucket
+		for _, b := range d.timeline.Seconds {
+			tot.Committed += b.Committed
+			tot.Applied += b.Applied
+			tot.Absorbed += b.Absorbed
+		}
 		body = append(body, chartLines(d.timeline, iw, chartH)...)
-		body = append(body, st.Dim.Render(t.ChaosLegend))
+		body = append(body, st.Dim.Render(fmt.Sprintf(t.ChaosLegend, tot.Committed, tot.Applied, tot.Absorbed)))
 	}
 	faults := d.timeline.Faults
 	for _, f := range faults[max(0, len(faults)-3):] {
@@ -157,11 +163,13 @@ func chartLines(tl chaos.Timeline, w, h int) []string {
 	if keep := max((w-8)/2, 4); len(secs) > keep {
 		secs = secs[len(secs)-keep:]
 	}
-	series := make([][]float64, 3)
+	// Two lines: what the producer committed and what the consumers
+	// applied; the gap between them is the pipeline falling behind (the
+	// header counts what was published).
+	series := make([][]float64, 2)
 	for _, b := range secs {
 		series[0] = append(series[0], float64(b.Committed))
-		series[1] = append(series[1], float64(b.Published))
-		series[2] = append(series[2], float64(b.Applied))
+		series[1] = append(series[1], float64(b.Applied))
 	}
 	if len(secs) == 1 { // asciigraph needs two points for a line
 		for i := range series {
@@ -169,6 +177,6 @@ func chartLines(tl chaos.Timeline, w, h int) []string {
 		}
 	}
 	plot := asciigraph.PlotMany(series, asciigraph.Height(h-1), asciigraph.Width(max(w-8, 8)), asciigraph.LowerBound(0),
-		asciigraph.Precision(0), asciigraph.SeriesChars(asciigraph.CreateCharSet("c"), asciigraph.CreateCharSet("p"), asciigraph.CreateCharSet("a")))
+		asciigraph.Precision(0), asciigraph.SeriesChars(asciigraph.CreateCharSet("·"), asciigraph.DefaultCharSet))
 	return strings.Split(plot, "\n")
 }

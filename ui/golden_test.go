@@ -3,10 +3,13 @@ package ui
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	"charm.land/lipgloss/v2"
 	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/chaos"
 	"github.com/rmlab/lab/steps"
 	"github.com/rmlab/lab/worker"
 )
@@ -124,3 +127,35 @@ func TestChoiceMenuMatchesGoldenFile(t *testing.T) {
 
 // press feeds one key to Update (commands are not run).
 func (a *App) press(k string) { a.Update(keyMsg(k)) }
+
+// chaosFixture is a chaos run six seconds into its schedule, after an
+// unsafe run that lost two orders.
+func chaosFixture(gen int) chaosDataMsg {
+	secs := []chaos.Bucket{{Committed: 20, Published: 18, Applied: 15}, {Committed: 24, Published: 25, Applied: 24},
+		{Committed: 24, Published: 12, Applied: 10, Absorbed: 1}, {Committed: 23, Published: 30, Applied: 31},
+		{Committed: 24, Published: 24, Applied: 22, Absorbed: 2}, {Committed: 25, Published: 26, Applied: 27}}
+	return chaosDataMsg{gen: gen, running: true, pipeline: "safe", seed: 1, duration: 5 * time.Second,
+		timeline: chaos.Timeline{Phase: "schedule", Seconds: secs, Faults: []chaos.Mark{
+			{T: 500, Kind: chaos.DropConfirm, Target: "relays", Result: "the next publisher confirm from the broker is dropped"},
+			{T: 1030, Kind: chaos.CutAMQP, Target: "relays", Result: "the connection that sends the next basic.publish is cut right after it"},
+			{T: 2410, Kind: chaos.KillConsumer, Target: "consumer-2", Point: "after-commit", Result: "SIGKILL pid 4242 paused at after-commit"},
+		}},
+		done: []*chaos.Summary{{Pipeline: "mark-before-publish", Committed: 120, Lost: 2, Violations: []string{"lost: 2"}}}}
+}
+
+// TestChaosPanelMatchesGoldenFiles pins the chaos panel (chart, faults,
+// results) in English and Chinese.
+func TestChaosPanelMatchesGoldenFiles(t *testing.T) {
+	for _, lang := range []string{"en", "zh"} {
+		a := newTestApp(t, fakeEnv(), lang, "fixture-basics", 100, 30)
+		p := newChaosPanel(a.c)
+		p.SetSize(80, 16)
+		p.Update(chaosFixture(p.gen))
+		golden(t, "panel_chaos_"+lang+"_80x16", ascii(p.View()))
+		for i, l := range strings.Split(ascii(p.View()), "\n") {
+			if w := lipgloss.Width(l); w != 80 {
+				t.Errorf("%s line %d is %d cells wide, want 80: %q", lang, i, w, l)
+			}
+		}
+	}
+}
