@@ -35,6 +35,7 @@ type Run struct {
 	proxy    *amqpproxy.Proxy
 	sup      *supervisor
 	faultsBy map[FaultKind]int
+	brokerMu sync.Mutex // one broker restart at a time
 }
 
 // New prepares a run: the options checked, and the restart-broker faults
@@ -300,6 +301,12 @@ func (r *Run) restartBroker(ctx context.Context) string {
 	if r.nodes == nil {
 		return "no broker node of the lab's own: nothing restarted"
 	}
+	// A node takes 5–20 s to come back; a second restart meanwhile would
+	// kill it while it boots.
+	if !r.brokerMu.TryLock() {
+		return "the broker is still coming back from the previous restart: nothing done"
+	}
+	defer r.brokerMu.Unlock()
 	began := time.Now()
 	if err := r.nodes.Kill(1); err != nil {
 		return "kill: " + err.Error()
