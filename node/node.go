@@ -65,11 +65,17 @@ type Node struct {
 	state State
 	cmd   *exec.Cmd
 	done  chan struct{} // closed when cmd has exited
+	url   string        // an attached cluster's node: its URL as given
 }
 
 // URL is the node's AMQP address (the default guest user: RabbitMQ lets it
 // in from loopback).
-func (n *Node) URL() string { return fmt.Sprintf("amqp://guest:guest@127.0.0.1:%d/", n.Port) }
+func (n *Node) URL() string {
+	if n.url != "" {
+		return n.url
+	}
+	return fmt.Sprintf("amqp://guest:guest@127.0.0.1:%d/", n.Port)
+}
 
 // Set is the lab's nodes for one namespace: one node or a cluster.
 type Set struct {
@@ -81,6 +87,7 @@ type Set struct {
 	epmdDone chan struct{}
 	lock     *os.File
 	server   string
+	control  []string // an attached cluster: the command that kills, stops and starts its nodes
 }
 
 // Dir is where the lab keeps its nodes' folders:
@@ -347,6 +354,9 @@ func (s *Set) await(ctx context.Context, n *Node) error {
 			return ctx.Err()
 		case <-time.After(150 * time.Millisecond):
 		}
+		if time.Now().After(deadline) && n.url != "" {
+			return fmt.Errorf("node %s (%s) did not accept AMQP connections within %s: %v", n.Name, n.Addr(), bootLimit, err)
+		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("lab-owned broker: node %s did not accept AMQP connections on port %d within %s: %v (its log: %s)", n.Name, n.Port, bootLimit, err, filepath.Join(n.dir, "log"))
 		}
@@ -396,6 +406,9 @@ func (s *Set) Kill(k int) error {
 	if err != nil {
 		return err
 	}
+	if s.control != nil {
+		return s.controlled(context.Background(), "kill", n, Killed)
+	}
 	n.cmd.Process.Signal(syscall.SIGKILL)
 	<-n.done
 	s.setState(n, Killed)
@@ -409,6 +422,9 @@ func (s *Set) Stop(ctx context.Context, k int) error {
 	n, err := s.running(k)
 	if err != nil {
 		return err
+	}
+	if s.control != nil {
+		return s.controlled(ctx, "stop", n, Stopped)
 	}
 	n.cmd.Process.Signal(syscall.SIGTERM)
 	select {
@@ -434,14 +450,24 @@ func (s *Set) Restart(ctx context.Context, k int) error {
 	if s.StateOf(n) == Running {
 		return fmt.Errorf("node %d is running", k)
 	}
+	if s.control != nil {
+		if err := s.controlled(ctx, "start", n, Running); err != nil {
+			return err
+		}
+		return s.await(ctx, n)
+	}
 	if err := s.spawn(n); err != nil {
 		return err
 	}
 	return s.await(ctx, n)
 }
 
-// Close kills every node and the epmd, and removes the set's folder.
+// Close kills every node and the epmd, and removes the set's folder. An
+// attached cluster is not the lab's: its nodes are started again instead.
 func (s *Set) Close() error {
+	if s.control != nil {
+		return s.restore()
+	}
 	s.mu.Lock()
 	nodes := s.nodes
 	s.mu.Unlock()

@@ -46,6 +46,7 @@ type Info struct {
 	BrokerControl  bool
 	OwnBroker      bool   // RabbitMQ's server script is here: the lab can start nodes of its own
 	OwnBrokerNote  string // where, or why not
+	Cluster        bool   // LAB_CLUSTER names a three-node cluster the lessons may use (docker compose --profile cluster)
 	MySQLErr       error
 	AMQPErr        error
 	RedisErr       error
@@ -68,7 +69,7 @@ func (i Info) Caps() map[lab.Capability]bool {
 		c[lab.CapBrokerControl] = i.BrokerControl
 	}
 	c[lab.CapRedis] = i.RedisErr == nil
-	c[lab.CapOwnBroker] = i.OwnBroker
+	c[lab.CapOwnBroker] = i.OwnBroker || i.Cluster
 	return c
 }
 
@@ -94,6 +95,12 @@ func Connect(ctx context.Context, cfg Config, strict bool) (*Services, error) {
 		s.Info.OwnBrokerNote = err.Error()
 	} else {
 		s.Info.OwnBroker, s.Info.OwnBrokerNote = true, "RabbitMQ nodes of its own, from "+server
+	}
+	if urls, control, err := node.Cluster(); err != nil {
+		s.Info.OwnBrokerNote += "; " + err.Error()
+	} else if urls != nil {
+		s.Info.Cluster = true
+		s.Info.OwnBrokerNote += "; for three nodes, the cluster " + node.ClusterEnv + " names, driven with " + strings.Join(control, " ")
 	}
 	var errs []error
 	for i := 0; i < 3; i++ {

@@ -116,13 +116,13 @@ func (nodesKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	var sent string
 	switch act {
 	case "kill":
-		sent = fmt.Sprintf("kill -KILL %s (node %d)", n.Name, k)
+		sent = fmt.Sprintf("%s (node %d)", set.Command("kill", n), k)
 		err = set.Kill(k)
 	case "stop":
-		sent = fmt.Sprintf("kill -TERM %s (node %d): a clean shutdown", n.Name, k)
+		sent = fmt.Sprintf("%s (node %d): a clean shutdown", set.Command("stop", n), k)
 		err = set.Stop(ctx, k)
 	case "restart":
-		sent = fmt.Sprintf("start %s (node %d) on its data", n.Name, k)
+		sent = fmt.Sprintf("%s (node %d) on its data", set.Command("start", n), k)
 		err = set.Restart(ctx, k)
 	}
 	if err != nil {
@@ -136,6 +136,15 @@ func (nodesKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 }
 
 func startNodes(ctx context.Context, r *Run, k int) lab.Result {
+	if k == 3 {
+		urls, control, err := node.Cluster()
+		if err != nil {
+			return fail("%v", err)
+		}
+		if urls != nil {
+			return attachCluster(ctx, r, urls, control)
+		}
+	}
 	if !r.Env.Svc.Info.OwnBroker {
 		return lab.Result{Passed: true, Skipped: true,
 			Why: "the lab cannot start RabbitMQ nodes of its own here (" + r.Env.Svc.Info.OwnBrokerNote + "); the lesson goes on against " + secret.URL(r.Env.Svc.Config.AMQP)}
@@ -164,10 +173,42 @@ func startNodes(ctx context.Context, r *Run, k int) lab.Result {
 	return lab.Result{Passed: true, Sent: []string{sent}, Observed: obs}
 }
 
+// attachCluster uses the cluster LAB_CLUSTER names (docker compose
+// --profile cluster) as the lesson's three nodes.
+func attachCluster(ctx context.Context, r *Run, urls, control []string) lab.Result {
+	if old := nodesOf(r); old != nil {
+		old.Close()
+	}
+	start := time.Now()
+	c, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	set, err := node.Attach(c, urls, control)
+	if err != nil {
+		return fail("%v", err)
+	}
+	r.mu.Lock()
+	r.state["nodes"] = set
+	r.mu.Unlock()
+	r.OnClose(func() { set.Close() })
+	amqpOf(r).switchBroker(r.brokerURL())
+	sent := fmt.Sprintf("%s=%s (RabbitMQ %s)", node.ClusterEnv, strings.Join(secretURLs(urls), ","), set.Version)
+	obs := fmt.Sprintf("the cluster %s names, driven with %s, answered in %s; this lesson's AMQP steps use it from here on, and the nodes it leaves down are started again when it ends\n%s",
+		node.ClusterEnv, strings.Join(control, " "), durText(time.Since(start)), nodesTable(r, set))
+	return lab.Result{Passed: true, Sent: []string{sent}, Observed: obs}
+}
+
+func secretURLs(urls []string) []string {
+	out := make([]string, len(urls))
+	for i, u := range urls {
+		out[i] = secret.URL(u)
+	}
+	return out
+}
+
 func nodesTable(r *Run, set *node.Set) string {
 	var rows [][]string
 	for _, n := range set.Nodes() {
-		rows = append(rows, []string{strconv.Itoa(n.N), n.Name, "127.0.0.1:" + strconv.Itoa(n.Port), string(set.StateOf(n))})
+		rows = append(rows, []string{strconv.Itoa(n.N), n.Name, n.Addr(), string(set.StateOf(n))})
 	}
 	return Table([]string{"node", "name", "amqp", "state"}, rows)
 }
