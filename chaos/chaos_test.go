@@ -3,6 +3,7 @@ package chaos_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/rmlab/lab/chaos"
 	"github.com/rmlab/lab/node"
+	"github.com/rmlab/lab/services"
 )
 
 var labBinary string
@@ -216,6 +218,18 @@ func TestCtrlCInTheMiddleOfARunLeavesNoProcessAndNoBrokerNode(t *testing.T) {
 	}
 	if left := processesOf("chint"); len(left) > 0 {
 		t.Errorf("worker processes of namespace chint left after Ctrl-C: %v", left)
+	}
+	db, err := services.Open(context.Background(), services.Config{}.FromEnv().MySQL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var sessions int
+	if err := db.QueryRow("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB LIKE '%\\_chint'").Scan(&sessions); err != nil {
+		t.Fatal(err)
+	}
+	if sessions > 0 {
+		t.Errorf("%d MySQL sessions on namespace chint's databases left after Ctrl-C", sessions)
 	}
 	if base, err := node.Dir(); err == nil {
 		if left := node.Leftovers(base); len(left) > 0 {

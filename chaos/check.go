@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/rmlab/lab/services"
@@ -35,7 +36,8 @@ type Summary struct {
 	LatencyMax float64 `json:"commit_to_applied_max_ms"`
 
 	OrdersPerSecond float64           `json:"orders_per_second"`
-	Faults          map[FaultKind]int `json:"faults"`
+	Faults          map[FaultKind]int `json:"faults"`        // planned and attempted
+	Missed          map[FaultKind]int `json:"faults_missed"` // found nothing to hit (the target being restarted, the broker still coming back)
 	Restarts        map[string]int    `json:"restarts"`
 	Elapsed         string            `json:"elapsed"`
 	Drain           string            `json:"drain"`
@@ -130,8 +132,24 @@ func (r *Run) check(ctx context.Context) (*Summary, error) {
 		}
 	}
 	s.LatencyP50, s.LatencyP99, s.LatencyMax = quantile(lat, 0.50), quantile(lat, 0.99), quantile(lat, 1)
+	s.Missed = map[FaultKind]int{}
+	for _, f := range r.Hist.Timeline().Faults {
+		if missed(f.Result) {
+			s.Missed[f.Kind]++
+		}
+	}
 	s.Violations = violations(s)
 	return s, nil
+}
+
+// missed reports whether a fault's result says it hit nothing.
+func missed(result string) bool {
+	for _, p := range []string{"not running", "already finished", "no such process", "the broker is still coming back", "no session open", "it died before"} {
+		if strings.HasPrefix(result, p) {
+			return true
+		}
+	}
+	return false
 }
 
 func violations(s *Summary) []string {

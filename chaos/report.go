@@ -59,8 +59,8 @@ td.n{text-align:right;font-variant-numeric:tabular-nums}
 <div class="legend"><span><i class="sw" style="background:#0969da"></i>committed/s</span><span><i class="sw" style="background:#8250df"></i>published/s</span><span><i class="sw" style="background:#1a7f37"></i>applied/s</span><span><i class="sw" style="background:#bf8700"></i>absorbed/s</span><span><i class="sw" style="background:#cf222e"></i>fault</span></div>
 {{.Chart}}
 <h2>Faults</h2>
-<table><tr><th>kind</th><th>injected</th></tr>
-{{range .Kinds}}<tr><td>{{.}}</td><td class="n">{{index $.S.Faults .}}</td></tr>{{end}}
+<table><tr><th>kind</th><th>injected</th><th>found nothing to hit</th></tr>
+{{range .Kinds}}<tr><td>{{.}}</td><td class="n">{{index $.S.Faults .}}</td><td class="n">{{index $.S.Missed .}}</td></tr>{{end}}
 </table>
 <table><tr><th>at</th><th>fault</th><th>target</th><th>point</th><th>what it found</th></tr>
 {{range .S.Timeline.Faults}}<tr><td class="n">{{sec .T}}</td><td>{{.Kind}}</td><td>{{.Target}}</td><td>{{.Point}}</td><td>{{.Result}}</td></tr>{{end}}

@@ -194,7 +194,11 @@ func printSummary(w io.Writer, s *chaos.Summary) {
 			fk = append(fk, fmt.Sprintf("%s %d", k, n))
 		}
 	}
-	fmt.Fprintf(w, "  faults: %s\n", strings.Join(fk, ", "))
+	missed := 0
+	for _, n := range s.Missed {
+		missed += n
+	}
+	fmt.Fprintf(w, "  faults: %s (%d found nothing to hit)\n", strings.Join(fk, ", "), missed)
 	var rs []string
 	for name, n := range s.Restarts {
 		if n > 0 {
