@@ -140,7 +140,7 @@ func (p *chaosPanel) View() string {
 		}
 		res := f.Result
 		if res == "" {
-			res = "…"
+			res = "..."
 		}
 		body = append(body, st.Warn.Render(fmt.Sprintf("%5.1fs ", float64(f.T)/1000)+oneLine(what))+st.Dim.Render(": "+oneLine(res)))
 	}
@@ -177,6 +177,6 @@ func chartLines(tl chaos.Timeline, w, h int) []string {
 		}
 	}
 	plot := asciigraph.PlotMany(series, asciigraph.Height(h-1), asciigraph.Width(max(w-8, 8)), asciigraph.LowerBound(0),
-		asciigraph.Precision(0), asciigraph.SeriesChars(asciigraph.CreateCharSet("·"), asciigraph.DefaultCharSet))
+		asciigraph.Precision(0), asciigraph.SeriesChars(asciigraph.CreateCharSet("."), asciigraph.DefaultCharSet))
 	return strings.Split(plot, "\n")
 }
