@@ -120,17 +120,20 @@ func (p *chaosPanel) View() string {
 		phase = "done"
 	}
 	body = append(body, fmt.Sprintf(t.ChaosHead, d.pipeline, d.seed, t.ChaosPhases[phase]))
-	// What is left under the chart: the legend, three faults, one line per run.
-	chartH := ih - 1 - 1 - 3 - len(d.done)
+	// What is left under the chart: the legend, the totals, three faults,
+	// one line per run.
+	chartH := ih - 1 - 2 - 3 - len(d.done)
 	if chartH >= 3 && len(d.timeline.Seconds) > 0 {
 		var tot chaos.Bucket
 		for _, b := range d.timeline.Seconds {
 			tot.Committed += b.Committed
+			tot.Published += b.Published
 			tot.Applied += b.Applied
 			tot.Absorbed += b.Absorbed
 		}
 		body = append(body, chartLines(d.timeline, iw, chartH)...)
-		body = append(body, st.Dim.Render(fmt.Sprintf(t.ChaosLegend, tot.Committed, tot.Applied, tot.Absorbed)))
+		body = append(body, st.Dim.Render(t.ChaosLegend),
+			fmt.Sprintf(t.ChaosTotals, tot.Committed, tot.Published, tot.Applied, tot.Absorbed))
 	}
 	faults := d.timeline.Faults
 	for _, f := range faults[max(0, len(faults)-3):] {

@@ -94,8 +94,9 @@ type text struct {
 	ChaosIdle   string
 	ChaosHead   string            // "pipeline %s, seed %d: %s"
 	ChaosPhases map[string]string // setup, schedule, drain, check, done
-	ChaosLegend string            // committed, published, applied, absorbed so far
-	ChaosResult string            // pipeline, committed, lost, twice, absorbed
+	ChaosLegend string
+	ChaosTotals string // committed, published, applied, absorbed so far
+	ChaosResult string // pipeline, committed, lost, twice, absorbed
 
 	NoWorkers   string
 	WorkerCols  [4]string // name, kind, pid, state
@@ -244,7 +245,8 @@ var textEN = text{
 	ChaosIdle:   "no chaos run yet: the chaos step starts one",
 	ChaosHead:   "pipeline %s, seed %d: %s",
 	ChaosPhases: map[string]string{"setup": "setting up", "schedule": "faults being injected", "drain": "draining", "check": "checking", "done": "done"},
-	ChaosLegend: "dots: committed/s  line: applied/s  so far %d committed, %d applied, %d absorbed",
+	ChaosLegend: "dots: committed/s  line: applied/s",
+	ChaosTotals: "so far: %d committed, %d published, %d applied, %d duplicates absorbed",
 	ChaosResult: "%s: %d committed, lost %d, twice %d, duplicates absorbed %d",
 
 	NoWorkers:  "no worker processes",
@@ -401,7 +403,8 @@ var textZH = text{
 	ChaosIdle:   "还没有混沌运行：chaos 步骤会启动一次",
 	ChaosHead:   "管道 %s，种子 %d：%s",
 	ChaosPhases: map[string]string{"setup": "准备中", "schedule": "正在注入故障", "drain": "排空中", "check": "检查中", "done": "已完成"},
-	ChaosLegend: "点：每秒提交  线：每秒生效  累计提交 %d，生效 %d，吸收 %d",
+	ChaosLegend: "点：每秒提交  线：每秒生效",
+	ChaosTotals: "累计：提交 %d，发布 %d，生效 %d，吸收的重复 %d",
 	ChaosResult: "%s：提交 %d，丢失 %d，重复生效 %d，被吸收的重复 %d",
 
 	NoWorkers:  "没有 worker 进程",
