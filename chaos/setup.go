@@ -12,7 +12,6 @@ import (
 	"github.com/rmlab/lab/broker"
 	"github.com/rmlab/lab/relay"
 	"github.com/rmlab/lab/services"
-	labsql "github.com/rmlab/lab/sql"
 )
 
 // QueueName is the article name of the queue the relays publish to.
@@ -27,25 +26,8 @@ func prepare(ctx context.Context, server *sql.DB, amqpURL string, names services
 	if _, err := relay.CreateDatabase(ctx, server, names); err != nil {
 		return fmt.Errorf("create the outbox database: %w", err)
 	}
-	idem := names.Name(services.IdempotencyDB)
-	if _, err := services.DropOwned(ctx, server, idem); err != nil {
-		return err
-	}
-	text, err := labsql.File(labsql.Schema(services.IdempotencyDB))
+	idem, err := services.Recreate(ctx, server, names, services.IdempotencyDB)
 	if err != nil {
-		return err
-	}
-	c, err := server.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	for _, st := range labsql.Split(text) {
-		if _, err := c.ExecContext(ctx, names.SQL(st)); err != nil {
-			return fmt.Errorf("create %s: %s: %w", idem, strings.SplitN(st, "\n", 2)[0], err)
-		}
-	}
-	if err := services.Mark(ctx, server, idem); err != nil {
 		return err
 	}
 	for from := 1; from <= orders; from += 1000 {
@@ -58,7 +40,7 @@ func prepare(ctx context.Context, server *sql.DB, amqpURL string, names services
 			}
 			fmt.Fprintf(&b, "(%d,0)", i)
 		}
-		if _, err := c.ExecContext(ctx, b.String()); err != nil {
+		if _, err := server.ExecContext(ctx, b.String()); err != nil {
 			return fmt.Errorf("create the accounts of orders %d..%d: %w", from, to, err)
 		}
 	}

@@ -1,7 +1,6 @@
 package chaos
 
 import (
-	"context"
 	"fmt"
 	"sync"
 	"time"
@@ -195,17 +194,4 @@ func (s *supervisor) shutdown(d time.Duration) {
 		}()
 	}
 	wg.Wait()
-}
-
-// ctxOr is ctx, or a context that ends when the supervisor stops.
-func (s *supervisor) ctxOr(ctx context.Context) (context.Context, context.CancelFunc) {
-	c, cancel := context.WithCancel(ctx)
-	go func() {
-		select {
-		case <-s.stop:
-			cancel()
-		case <-c.Done():
-		}
-	}()
-	return c, cancel
 }

@@ -15,7 +15,6 @@ package node
 import (
 	"context"
 	"crypto/rand"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -528,84 +527,4 @@ func tail(path string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return "  " + strings.Join(lines, "\n  ")
-}
-
-// Sweep removes the sets under base whose owner has gone (its lock is
-// free), their processes included: what a lab killed before it could clean
-// up left. It returns the folders removed.
-func Sweep(base string) ([]string, error) {
-	entries, err := os.ReadDir(base)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var removed []string
-	for _, e := range entries {
-		dir := filepath.Join(base, e.Name())
-		f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
-		if err != nil {
-			continue
-		}
-		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
-			f.Close() // owned by a running lab
-			continue
-		}
-		kill(dir)
-		os.RemoveAll(dir)
-		f.Close()
-		removed = append(removed, dir)
-	}
-	return removed, nil
-}
-
-// Leftovers lists the processes carrying the marker of a set under base
-// (there should be none once their labs have ended).
-func Leftovers(base string) []int {
-	var out []int
-	for _, p := range procs() {
-		if d, ok := p.marker(); ok && (d == base || strings.HasPrefix(d, base+string(filepath.Separator))) {
-			out = append(out, p.pid)
-		}
-	}
-	return out
-}
-
-// kill SIGKILLs every process marked with dir.
-func kill(dir string) {
-	if dir == "" {
-		return
-	}
-	for _, p := range procs() {
-		if d, ok := p.marker(); ok && d == dir {
-			syscall.Kill(p.pid, syscall.SIGKILL)
-		}
-	}
-}
-
-type proc struct{ pid int }
-
-func procs() []proc {
-	ents, _ := os.ReadDir("/proc")
-	var out []proc
-	for _, e := range ents {
-		if pid, err := strconv.Atoi(e.Name()); err == nil {
-			out = append(out, proc{pid})
-		}
-	}
-	return out
-}
-
-func (p proc) marker() (string, bool) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(p.pid) + "/environ")
-	if err != nil {
-		return "", false
-	}
-	for _, kv := range strings.Split(string(data), "\x00") {
-		if v, ok := strings.CutPrefix(kv, markerEnv+"="); ok {
-			return v, true
-		}
-	}
-	return "", false
 }

@@ -15,7 +15,6 @@ import (
 	lab "github.com/rmlab/lab"
 	"github.com/rmlab/lab/secret"
 	"github.com/rmlab/lab/services"
-	labsql "github.com/rmlab/lab/sql"
 	"github.com/rmlab/lab/worker"
 )
 
@@ -152,30 +151,5 @@ func replaying() bool { return os.Getenv("LAB_REPLAY") == "1" }
 // the lab's; tests and the benchmark start from it. It returns the
 // namespaced name.
 func CreateDatabase(ctx context.Context, server *sql.DB, names services.Names) (string, error) {
-	name := names.Name(services.OutboxDB)
-	if _, err := services.DropOwned(ctx, server, name); err != nil {
-		return "", err
-	}
-	text, err := labsql.File(labsql.Schema(services.OutboxDB))
-	if err != nil {
-		return "", err
-	}
-	cols, err := labsql.File(FileColumns)
-	if err != nil {
-		return "", err
-	}
-	c, err := server.Conn(ctx)
-	if err != nil {
-		return "", err
-	}
-	defer c.Close()
-	for _, st := range append(labsql.Split(text), labsql.Split(cols)...) {
-		if _, err := c.ExecContext(ctx, names.SQL(st)); err != nil {
-			return "", fmt.Errorf("create %s: %s: %w", name, strings.SplitN(st, "\n", 2)[0], err)
-		}
-	}
-	if err := services.Mark(ctx, server, name); err != nil {
-		return "", err
-	}
-	return name, nil
+	return services.Recreate(ctx, server, names, services.OutboxDB, FileColumns)
 }

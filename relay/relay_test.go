@@ -349,9 +349,9 @@ func TestOrderedClaimHoldsBackALaterEventOfTheSameAggregate(t *testing.T) {
 	}
 }
 
-func TestLostConfirmLeavesTheEventUnsentAndTheRetryPublishesItAgain(t *testing.T) {
-	f := setup(t)
-	f.insert(t, 42)
+// proxy is a fault proxy in front of the fixture's broker.
+func (f *fixture) proxy(t *testing.T) *amqpproxy.Proxy {
+	t.Helper()
 	upstream, err := services.AMQPAddr(f.svc.AMQP)
 	if err != nil {
 		t.Fatal(err)
@@ -361,7 +361,12 @@ func TestLostConfirmLeavesTheEventUnsentAndTheRetryPublishesItAgain(t *testing.T
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Close() })
-	p.DropConfirm(1)
+	return p
+}
+
+// dialThrough connects to the broker through p, with the fixture's credentials.
+func (f *fixture) dialThrough(t *testing.T, p *amqpproxy.Proxy) *amqp.Connection {
+	t.Helper()
 	target, err := relay.BrokerURL(f.svc.AMQP, p.Addr())
 	if err != nil {
 		t.Fatal(err)
@@ -371,6 +376,15 @@ func TestLostConfirmLeavesTheEventUnsentAndTheRetryPublishesItAgain(t *testing.T
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+func TestLostConfirmLeavesTheEventUnsentAndTheRetryPublishesItAgain(t *testing.T) {
+	f := setup(t)
+	f.insert(t, 42)
+	p := f.proxy(t)
+	p.DropConfirm(1)
+	conn := f.dialThrough(t, p)
 	h := &logHooks{}
 	r := f.relay(t, relay.Config{Name: "relay-A", SkipLocked: true, ConfirmTimeout: 500 * time.Millisecond, BackoffSeconds: 0, Count: 1, Poll: 20 * time.Millisecond}, conn, h)
 	if err := r.Run(context.Background()); err != nil {
@@ -391,27 +405,11 @@ func TestARelayWhoseConnectionIsCutReturnsAnErrorInsteadOfSpinning(t *testing.T)
 	f := setup(t)
 	f.insert(t, 42)
 	f.insert(t, 43)
-	upstream, err := services.AMQPAddr(f.svc.AMQP)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := amqpproxy.New("", upstream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
+	p := f.proxy(t)
 	// Cut right after the first publish's method frame: its content never
 	// arrives, and the library closes the channel (and its return channel).
 	p.CutAfter(amqpproxy.Match{Dir: amqpproxy.ToBroker, Class: amqpproxy.ClassBasic, Method: amqpproxy.MethodBasicPublish})
-	target, err := relay.BrokerURL(f.svc.AMQP, p.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := services.DialAMQP(context.Background(), target)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
+	conn := f.dialThrough(t, p)
 	h := &logHooks{}
 	r := f.relay(t, relay.Config{Name: "relay-A", SkipLocked: true, ConfirmTimeout: 500 * time.Millisecond, Poll: 20 * time.Millisecond}, conn, h)
 	done := make(chan error, 1)

@@ -5,10 +5,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 
 	gomysql "github.com/go-sql-driver/mysql"
 
 	lab "github.com/rmlab/lab"
+	labsql "github.com/rmlab/lab/sql"
 )
 
 // MarkTable is created inside every database the lab creates. The lab drops
@@ -72,4 +74,36 @@ func Mark(ctx context.Context, db *sql.DB, name string) error {
 		return fmt.Errorf("mark database %s as the lab's: %w", name, err)
 	}
 	return nil
+}
+
+// Recreate drops the article's database db under names (only one the lab
+// created), runs its schema from sql/ and then each extra embedded file,
+// and marks it as the lab's. It returns the namespaced name.
+func Recreate(ctx context.Context, server *sql.DB, names Names, db string, extra ...string) (string, error) {
+	name := names.Name(db)
+	if _, err := DropOwned(ctx, server, name); err != nil {
+		return "", err
+	}
+	var stmts []string
+	for _, f := range append([]string{labsql.Schema(db)}, extra...) {
+		text, err := labsql.File(f)
+		if err != nil {
+			return "", err
+		}
+		stmts = append(stmts, labsql.Split(text)...)
+	}
+	c, err := server.Conn(ctx) // one session: the schema's USE holds for what follows
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	for _, st := range stmts {
+		if _, err := c.ExecContext(ctx, names.SQL(st)); err != nil {
+			return "", fmt.Errorf("create %s: %s: %w", name, strings.SplitN(st, "\n", 2)[0], err)
+		}
+	}
+	if err := Mark(ctx, server, name); err != nil {
+		return "", err
+	}
+	return name, nil
 }

@@ -149,52 +149,54 @@ func startNodes(ctx context.Context, r *Run, k int) lab.Result {
 		return lab.Result{Passed: true, Skipped: true,
 			Why: "the lab cannot start RabbitMQ nodes of its own here (" + r.Env.Svc.Info.OwnBrokerNote + "); the lesson goes on against " + secret.URL(r.Env.Svc.Config.AMQP)}
 	}
-	if old := nodesOf(r); old != nil {
-		old.Close()
-	}
-	start := time.Now()
-	c, cancel := context.WithTimeout(ctx, 3*time.Minute)
-	defer cancel()
-	set, err := node.Start(c, node.Options{Namespace: r.Env.Svc.Config.Namespace, Nodes: k})
+	set, took, err := useNodes(ctx, r, func(c context.Context) (*node.Set, error) {
+		return node.Start(c, node.Options{Namespace: r.Env.Svc.Config.Namespace, Nodes: k})
+	})
 	if err != nil {
 		return fail("%v", err)
 	}
-	r.mu.Lock()
-	r.state["nodes"] = set
-	r.mu.Unlock()
-	r.OnClose(func() { set.Close() })
-	amqpOf(r).switchBroker(r.brokerURL())
 	what := "a RabbitMQ node of the lab's own"
 	if k > 1 {
 		what = fmt.Sprintf("a cluster of %d RabbitMQ nodes of the lab's own", k)
 	}
 	sent := fmt.Sprintf("rabbitmq-server ×%d (RabbitMQ %s, data in %s)", k, set.Version, set.Dir)
-	obs := fmt.Sprintf("%s started in %s; this lesson's AMQP steps use it from here on\n%s", what, durText(time.Since(start)), nodesTable(r, set))
+	obs := fmt.Sprintf("%s started in %s; this lesson's AMQP steps use it from here on\n%s", what, durText(took), nodesTable(r, set))
 	return lab.Result{Passed: true, Sent: []string{sent}, Observed: obs}
 }
 
 // attachCluster uses the cluster LAB_CLUSTER names (docker compose
 // --profile cluster) as the lesson's three nodes.
 func attachCluster(ctx context.Context, r *Run, urls, control []string) lab.Result {
+	set, took, err := useNodes(ctx, r, func(c context.Context) (*node.Set, error) { return node.Attach(c, urls, control) })
+	if err != nil {
+		return fail("%v", err)
+	}
+	sent := fmt.Sprintf("%s=%s (RabbitMQ %s)", node.ClusterEnv, strings.Join(secretURLs(urls), ","), set.Version)
+	obs := fmt.Sprintf("the cluster %s names, driven with %s, answered in %s; this lesson's AMQP steps use it from here on, and the nodes it leaves down are started again when it ends\n%s",
+		node.ClusterEnv, strings.Join(control, " "), durText(took), nodesTable(r, set))
+	return lab.Result{Passed: true, Sent: []string{sent}, Observed: obs}
+}
+
+// useNodes closes the run's earlier nodes, opens a set (within 3 minutes)
+// and makes it the run's broker: every later AMQP step dials its first
+// running node, and the set closes with the run.
+func useNodes(ctx context.Context, r *Run, open func(context.Context) (*node.Set, error)) (*node.Set, time.Duration, error) {
 	if old := nodesOf(r); old != nil {
 		old.Close()
 	}
 	start := time.Now()
 	c, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
-	set, err := node.Attach(c, urls, control)
+	set, err := open(c)
 	if err != nil {
-		return fail("%v", err)
+		return nil, 0, err
 	}
 	r.mu.Lock()
 	r.state["nodes"] = set
 	r.mu.Unlock()
 	r.OnClose(func() { set.Close() })
 	amqpOf(r).switchBroker(r.brokerURL())
-	sent := fmt.Sprintf("%s=%s (RabbitMQ %s)", node.ClusterEnv, strings.Join(secretURLs(urls), ","), set.Version)
-	obs := fmt.Sprintf("the cluster %s names, driven with %s, answered in %s; this lesson's AMQP steps use it from here on, and the nodes it leaves down are started again when it ends\n%s",
-		node.ClusterEnv, strings.Join(control, " "), durText(time.Since(start)), nodesTable(r, set))
-	return lab.Result{Passed: true, Sent: []string{sent}, Observed: obs}
+	return set, time.Since(start), nil
 }
 
 func secretURLs(urls []string) []string {
