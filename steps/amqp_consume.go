@@ -2,6 +2,7 @@ package steps
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -31,11 +32,14 @@ func init() {
 // mode=deliver (default) registers a consumer (basic.consume) on the first
 // step and shows deliveries as the broker pushes them; mode=get pulls with
 // basic.get. The step passes with however many arrived within timeout;
-// expect checks them (delivered N, redelivered true, tags 1 2).
+// expect checks them (delivered N, redelivered true, tags 1 2). A channel
+// error fails it unless error=CODE names it: a quorum queue without a
+// majority holds basic.consume, then refuses it with 541: error=541,timeout
+// (timeout: no answer within the step's timeout).
 type consumeKind struct{}
 
 func (consumeKind) Check(s *lab.Step) error {
-	if err := CheckAttrs(s, "channel", "queue", "count", "mode", "prefetch", "timeout", "via"); err != nil {
+	if err := CheckAttrs(s, "channel", "queue", "count", "mode", "prefetch", "timeout", "via", "error"); err != nil {
 		return err
 	}
 	if err := Require(s, "queue"); err != nil {
@@ -71,13 +75,17 @@ func (consumeKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	if reopened != "" {
 		obs = append(obs, reopened)
 	}
+	start := time.Now()
+	refused := func(call string, err error) lab.Result {
+		return st.channelFailure(r, c, s, res, obs, call, err, start)
+	}
 	var got []amqp.Delivery
 	if s.Attr("mode", "deliver") == "get" {
 		res.Sent = append(res.Sent, fmt.Sprintf("basic.get queue=%s no-ack=false (×%d, channel %s)", queue, count, name))
 		for len(got) < count {
 			d, ok, err := c.ch.Get(queue, false)
 			if err != nil {
-				return st.channelFailure(r, c, res, obs, "basic.get", err)
+				return refused("basic.get", err)
 			}
 			if !ok {
 				obs = append(obs, "← basic.get-empty: the queue has no ready message")
@@ -94,17 +102,18 @@ func (consumeKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		if _, ok := c.consuming[queue]; !ok {
 			if v, ok := s.Attrs["prefetch"]; ok {
 				c.prefetch, _ = strconv.Atoi(v)
-				if err := c.ch.Qos(c.prefetch, 0, false); err != nil {
-					return st.channelFailure(r, c, res, obs, "basic.qos", err)
-				}
 				res.Sent = append(res.Sent, fmt.Sprintf("basic.qos prefetch-count=%d (channel %s)", c.prefetch, name))
+				if err := c.ch.Qos(c.prefetch, 0, false); err != nil {
+					return refused("basic.qos", err)
+				}
 			}
 			tag := "lab-" + name
-			ds, err := c.ch.Consume(queue, tag, false, false, false, false, nil)
-			if err != nil {
-				return st.channelFailure(r, c, res, obs, "basic.consume", err)
-			}
 			res.Sent = append(res.Sent, fmt.Sprintf("basic.consume queue=%s consumer-tag=%s no-ack=false (channel %s)", queue, tag, name))
+			start = time.Now()
+			ds, err := st.subscribe(c, queue, tag, timeout)
+			if err != nil {
+				return refused("basic.consume", err)
+			}
 			c.consuming[queue] = tag
 			go st.collect(c, queue, ds)
 		}
@@ -171,9 +180,49 @@ func (consumeKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	st.seen.Delivered += len(got)
 	st.seen.Redelivered += red
 	st.mu.Unlock()
+	if want := s.Attrs["error"]; want != "" {
+		res.Passed = false
+		res.Why = fmt.Sprintf("wanted error %s, but the broker took the %s", want, s.Attr("mode", "deliver"))
+	}
 	r.SetOutcome(o)
 	res.Observed = strings.Join(obs, "\n")
 	return res
+}
+
+// errNoAnswer is a synchronous call the broker has not answered in time.
+var errNoAnswer = errors.New("no answer")
+
+// subscribe is basic.consume, given up on after timeout: a quorum queue
+// without a majority holds the call for about a minute (RabbitMQ 3.10 and
+// 4.3) before it answers 541. A channel given up on is forgotten, so the
+// next step naming it opens a new one, and closed in the background (the
+// close waits behind the held call).
+func (st *amqpState) subscribe(c *amqpChan, queue, tag string, timeout time.Duration) (<-chan amqp.Delivery, error) {
+	type answer struct {
+		ds  <-chan amqp.Delivery
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		ds, err := c.ch.Consume(queue, tag, false, false, false, false, nil)
+		done <- answer{ds, err}
+	}()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case a := <-done:
+		return a.ds, a.err
+	case <-c.done:
+		return nil, amqp.ErrClosed
+	case <-t.C:
+	}
+	st.mu.Lock()
+	if st.chans[c.name] == c {
+		delete(st.chans, c.name)
+	}
+	st.mu.Unlock()
+	go c.ch.Close()
+	return nil, fmt.Errorf("%w within %s", errNoAnswer, durText(timeout))
 }
 
 // collect moves pushed deliveries into the channel's inbox; they count as
@@ -198,18 +247,33 @@ func (st *amqpState) collect(c *amqpChan, queue string, ds <-chan amqp.Delivery)
 }
 
 // channelFailure reports a call that failed because the broker closed the
-// channel, with the broker's reason.
-func (st *amqpState) channelFailure(r *Run, c *amqpChan, res lab.Result, obs []string, call string, err error) lab.Result {
-	o := &Outcome{Source: "channel " + c.name, Extra: map[string]string{}}
-	if c.closed(time.Second) {
+// channel, with the broker's reason and how long it took to answer. It
+// passes when the step's error=CODE names the code; nothing was delivered.
+func (st *amqpState) channelFailure(r *Run, c *amqpChan, s *lab.Step, res lab.Result, obs []string, call string, err error, start time.Time) lab.Result {
+	o := &Outcome{Source: "channel " + c.name, Extra: map[string]string{"delivered": "0", "redelivered": "0", "queue": s.Attrs["queue"]}}
+	took := durText(time.Since(start))
+	if errors.Is(err, errNoAnswer) {
+		o.ErrCode, o.ErrText = "timeout", fmt.Sprintf("%s on channel %s: %v (the lab gave up on channel %s; a later step naming it opens a new one)", call, c.name, err, c.name)
+	} else if c.closed(time.Second) {
 		o.ErrCode, o.ErrText = c.closeOutcome()
 	} else {
 		o.ErrCode, o.ErrText = "error", fmt.Sprintf("%s on channel %s: %v", call, c.name, err)
 	}
 	r.SetOutcome(o)
+	if want := s.Attrs["error"]; want != "" && slices.Contains(strings.Split(want, ","), o.ErrCode) {
+		line := fmt.Sprintf("← %s refused after %s: %s", call, took, o.ErrText)
+		if o.ErrCode == "timeout" {
+			line = "← " + o.ErrText
+		}
+		res.Observed = strings.Join(append(obs, line), "\n")
+		return res
+	}
 	res.Passed = false
 	res.Why = o.ErrText
-	res.Observed = strings.Join(append(obs, "✗ "+o.ErrText), "\n")
+	if want := s.Attrs["error"]; want != "" {
+		res.Why = "wanted error " + want + ", got " + o.ErrText
+	}
+	res.Observed = strings.Join(append(obs, fmt.Sprintf("✗ %s after %s: %s", call, took, o.ErrText)), "\n")
 	return res
 }
 

@@ -190,3 +190,27 @@ func TestDeclareAllowErrorAcceptsEitherAnswer(t *testing.T) {
 		t.Fatalf("without allow-error the refusal must fail the step: %+v", res)
 	}
 }
+
+// A consume the broker refuses fails the step unless error= names the code;
+// one that error= expected to fail and did not fails too. Nothing counts as
+// delivered, and the channel named again opens afresh.
+func TestConsumeRefusedByTheBrokerPassesOnlyWhenErrorNamesItsCode(t *testing.T) {
+	r := amqpRun(t)
+	if res := r.Step(context.Background(), step("consume", "channel=A queue=missing timeout=2s", "")); res.Passed {
+		t.Fatalf("a consume of a queue that does not exist passed: %s", res.Observed)
+	} else if !strings.Contains(res.Why, "404") {
+		t.Errorf("the failure does not say 404: %s", res.Why)
+	}
+	res := must(t, r, step("consume", "channel=A queue=missing timeout=2s error=541,404", ""))
+	if !strings.Contains(res.Observed, "basic.consume refused after") {
+		t.Errorf("the refusal is not shown: %s", res.Observed)
+	}
+	must(t, r, step("expect", "", "delivered 0"))
+	must(t, r, step("publish", "channel=pub queue=orders confirm", body))
+	if res := r.Step(context.Background(), step("consume", "channel=A queue=orders timeout=2s error=404", "")); res.Passed {
+		t.Fatalf("a consume the broker took passed although error=404 was wanted: %s", res.Observed)
+	} else if !strings.Contains(res.Why, "wanted error 404") {
+		t.Errorf("the failure does not say what was wanted: %s", res.Why)
+	}
+	must(t, r, step("expect", "", "delivered 1"))
+}
