@@ -1,0 +1,235 @@
+package steps
+
+// Settling what a consume step received: ack and nack of any tag, and a
+// clean close of a channel or connection.
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/broker"
+)
+
+// ackKind settles deliveries on a named channel: basic.ack, or basic.nack
+// (requeue=true by default). The tag is a number — any number, including one
+// another channel received, which the broker answers by closing this channel
+// with 406 PRECONDITION_FAILED — or last (the channel's latest delivery).
+//
+//	```ack channel=B tag=1 [multiple] [error=406]
+//	```
+//
+// amqp091-go's Ack returns before the broker has looked at the ack, so the
+// step then makes a synchronous round trip on the channel: a refused ack
+// has closed the channel by the time the answer would come, and NotifyClose
+// reports why, as it happened. A channel error fails the step unless
+// error=CODE names it.
+type ackKind struct{ verb string }
+
+func (k ackKind) Check(s *lab.Step) error {
+	allowed := []string{"channel", "tag", "multiple", "error"}
+	if k.verb == "nack" {
+		allowed = append(allowed, "requeue")
+	}
+	if err := CheckAttrs(s, allowed...); err != nil {
+		return err
+	}
+	if err := checkBoolAttrs(s, "multiple", "requeue"); err != nil {
+		return err
+	}
+	if err := Require(s, "channel", "tag"); err != nil {
+		return err
+	}
+	if t := s.Attrs["tag"]; t != "last" {
+		if _, err := strconv.ParseUint(t, 10, 64); err != nil {
+			return fmt.Errorf("%s: tag=%q: write a delivery tag number or last", s.Where(), t)
+		}
+	}
+	return nil
+}
+
+func (k ackKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
+	st := amqpOf(r)
+	name := s.Attrs["channel"]
+	c, reopened, err := st.channel(ctx, name, "")
+	if err != nil {
+		return fail("%v", err)
+	}
+	res := lab.Result{Passed: true}
+	var obs []string
+	if reopened != "" {
+		obs = append(obs, reopened)
+	}
+	var tag uint64
+	if s.Attrs["tag"] == "last" {
+		st.mu.Lock()
+		tag = c.lastTag
+		st.mu.Unlock()
+		if tag == 0 {
+			return fail("channel %s has received no delivery yet: tag=last has nothing to settle", name)
+		}
+	} else {
+		tag, _ = strconv.ParseUint(s.Attrs["tag"], 10, 64)
+	}
+	multiple := boolAttr(s, "multiple")
+	requeue := s.Attr("requeue", "true") != "false" && s.Attr("requeue", "true") != "no"
+	shown := fmt.Sprintf("basic.%s delivery-tag=%d multiple=%t", k.verb, tag, multiple)
+	if k.verb == "nack" {
+		shown += fmt.Sprintf(" requeue=%t", requeue)
+	}
+	shown += " (channel " + name + ")"
+	res.Sent = append(res.Sent, shown)
+	st.mu.Lock()
+	heldBefore := len(c.held)
+	st.mu.Unlock()
+	start := time.Now()
+	if k.verb == "ack" {
+		err = c.ch.Ack(tag, multiple)
+	} else {
+		err = c.ch.Nack(tag, multiple, requeue)
+	}
+	o := &Outcome{Source: k.verb + " " + name, Stmt: shown, Extra: map[string]string{}}
+	if err != nil {
+		o.ErrCode, o.ErrText = "error", fmt.Sprintf("%s on channel %s: %v", k.verb, name, err)
+		obs = append(obs, "✗ "+o.ErrText)
+	} else {
+		obs = append(obs, fmt.Sprintf("→ %s: the library returned nil (it does not wait for the broker)", shown))
+		rtErr := c.roundTrip()
+		if rtErr != nil && c.closed(2*time.Second) {
+			o.ErrCode, o.ErrText = c.closeOutcome()
+			obs = append(obs, fmt.Sprintf("NotifyClose +%s: %s", durText(c.closedAt.Sub(start)), o.ErrText))
+			if heldBefore > 0 {
+				obs = append(obs, fmt.Sprintf("the broker puts back what channel %s held unacked: %d deliver%s, to come again with redelivered=true", name, heldBefore, pluralY(heldBefore)))
+			}
+		} else if rtErr != nil {
+			o.ErrCode, o.ErrText = "error", fmt.Sprintf("channel %s: %v", name, rtErr)
+			obs = append(obs, "✗ "+o.ErrText)
+		} else {
+			settled := st.settle(c, tag, multiple)
+			verb := "acknowledged: the broker deletes"
+			if k.verb == "nack" && requeue {
+				verb = "rejected with requeue: the broker puts back"
+			} else if k.verb == "nack" {
+				verb = "rejected without requeue: the broker drops (or dead-letters)"
+			}
+			obs = append(obs, fmt.Sprintf("the broker accepted it (a basic.qos round trip came back): %s tag%s %s", verb, pluralS(len(settled)), joinTags(settled)))
+			o.Extra["settled"] = strconv.Itoa(len(settled))
+			o.Extra["tags"] = joinTags(settled)
+		}
+	}
+	if want := s.Attrs["error"]; o.ErrCode != want {
+		res.Passed = false
+		if want == "" {
+			res.Why = "unexpected " + o.ErrText
+		} else {
+			res.Why = "wanted error " + want + ", got " + orNone(o.ErrText)
+		}
+	}
+	r.SetOutcome(o)
+	res.Observed = strings.Join(obs, "\n")
+	return res
+}
+
+// settle forgets the deliveries an accepted ack or nack covered.
+func (st *amqpState) settle(c *amqpChan, tag uint64, multiple bool) []uint64 {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	var out []uint64
+	for _, t := range sortedKeys(c.held) {
+		if t == tag || (multiple && t < tag) {
+			broker.Hold(c.held[t], -1)
+			delete(c.held, t)
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func joinTags(ts []uint64) string {
+	var s []string
+	for _, t := range ts {
+		s = append(s, strconv.FormatUint(t, 10))
+	}
+	return strings.Join(s, " ")
+}
+
+func pluralS(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// closeKind closes a channel or a connection the way a program that exits
+// cleanly would; the broker requeues what it held unacked.
+//
+//	```close channel=A
+//	```
+//	```close connection=proxy
+//	```
+type closeKind struct{}
+
+func (closeKind) Check(s *lab.Step) error {
+	if err := CheckAttrs(s, "channel", "connection"); err != nil {
+		return err
+	}
+	if (s.Attrs["channel"] == "") == (s.Attrs["connection"] == "") {
+		return fmt.Errorf("%s: close needs channel=NAME or connection=direct|proxy", s.Where())
+	}
+	return nil
+}
+
+func (closeKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
+	st := amqpOf(r)
+	var chans []*amqpChan
+	st.mu.Lock()
+	for _, c := range st.chans {
+		if c.name == s.Attrs["channel"] || (s.Attrs["connection"] != "" && c.via == s.Attrs["connection"]) {
+			chans = append(chans, c)
+		}
+	}
+	conn := st.conns[s.Attrs["connection"]]
+	st.mu.Unlock()
+	res := lab.Result{Passed: true}
+	var obs []string
+	held := 0
+	for _, c := range chans {
+		st.mu.Lock()
+		held += len(c.held)
+		st.mu.Unlock()
+	}
+	if name := s.Attrs["channel"]; name != "" {
+		if len(chans) == 0 {
+			return fail("no channel named %s is open in this lesson", name)
+		}
+		res.Sent = append(res.Sent, "channel.close (channel "+name+")")
+		_ = chans[0].ch.Close()
+	} else {
+		if conn == nil {
+			return fail("no %s connection is open in this lesson", s.Attrs["connection"])
+		}
+		res.Sent = append(res.Sent, "connection.close ("+s.Attrs["connection"]+")")
+		_ = conn.Close()
+	}
+	for _, c := range chans {
+		c.closed(2 * time.Second)
+	}
+	if held > 0 {
+		obs = append(obs, fmt.Sprintf("closed; the broker puts back the %d deliver%s held unacked there, to come again with redelivered=true", held, pluralY(held)))
+	} else {
+		obs = append(obs, "closed; nothing was held unacked there")
+	}
+	r.SetOutcome(&Outcome{Source: "close", Extra: map[string]string{"requeued": strconv.Itoa(held)}})
+	res.Observed = strings.Join(obs, "\n")
+	return res
+}
+
+func pluralY(n int) string {
+	if n == 1 {
+		return "y"
+	}
+	return "ies"
+}
