@@ -40,11 +40,15 @@ type Config struct {
 	InstructorKeys  []ssh.PublicKey // keys that open the room: ssh instructor@HOST
 	IdleTimeout     time.Duration   // a session with no input this long ends
 	MaxWorkers      int             // worker processes one participant may have alive (0: no cap)
-	Services        *services.Services
-	Binary          string // the lab binary, for worker processes
-	Lang            string
-	LessonsDir      string
-	Start           string // the lesson a new participant's screen opens at ("": the first)
+	// OwnBroker lets participants' lessons start RabbitMQ nodes of their
+	// own (lab serve --own-broker): about 150 MB and seconds of a core per
+	// node, three per participant in the cluster lesson.
+	OwnBroker  bool
+	Services   *services.Services
+	Binary     string // the lab binary, for worker processes
+	Lang       string
+	LessonsDir string
+	Start      string // the lesson a new participant's screen opens at ("": the first)
 	// Room keeps every participant's progress and activity in MySQL,
 	// shared by every `lab serve` of the room; nil keeps it in files here.
 	Room *room.Room
@@ -70,6 +74,10 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Seats < 1 {
 		cfg.Seats = 1
+	}
+	if !cfg.OwnBroker && cfg.Services != nil {
+		cfg.Services.Info.OwnBroker = false
+		cfg.Services.Info.OwnBrokerNote = "lab serve starts no broker nodes for participants unless given --own-broker"
 	}
 	if err := os.MkdirAll(filepath.Dir(cfg.HostKey), 0o700); err != nil {
 		return nil, fmt.Errorf("host key folder %s: %w", filepath.Dir(cfg.HostKey), err)

@@ -102,11 +102,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	svc.MySQL.SetMaxOpenConns(*seats * perLab)
-	if !*ownBroker {
-		svc.Info.OwnBroker = false
-		svc.Info.OwnBrokerNote = "lab serve starts no broker nodes for participants unless given --own-broker"
-	}
-	cfg.Services = svc
+	cfg.Services, cfg.OwnBroker = svc, *ownBroker
 	srv, err := workshop.New(cfg)
 	if err != nil {
 		fmt.Fprintln(stderr, "lab serve:", err)
