@@ -119,8 +119,11 @@ func Main(ctx context.Context, p *worker.Points, args []string) error {
 	if c.Unclaimed > 0 {
 		unclaimed = fmt.Sprintf(", published without a claim %d", c.Unclaimed)
 	}
-	p.Logf("%s: done: published %d, SENT %d, retried %d, DEAD %d, claims lost %d, lease-expired claims reset %d%s",
-		cfg.Name, c.Published, c.Sent, c.Retried, c.Dead, c.Lost, c.Rescued, unclaimed)
+	// The scan is one UPDATE whose rows go to NEW, or to DEAD past the
+	// maximum attempts: its count covers both, so DEAD here is the relay's
+	// own write-backs only, and the line says so.
+	p.Logf("%s: done: published %d, SENT %d, retried %d, DEAD after a failed publish %d, claims lost %d, expired claims the scan moved (to NEW, or DEAD past %d attempts) %d%s",
+		cfg.Name, c.Published, c.Sent, c.Retried, c.Dead, c.Lost, cfg.MaxAttempts, c.Rescued, unclaimed)
 	return nil
 }
 
