@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,27 +23,32 @@ import (
 	tea "charm.land/bubbletea/v2"
 )
 
-// walkNamespace keeps this test's databases, queues and keys apart from the
-// other UI tests' (uitest) and from a learner's own.
-const walkNamespace = "walk"
+// walkLanes is how many lessons the walk runs side by side, each lane in a
+// namespace of its own (walk1, walk2, …), as `lab replay --parallel` does;
+// the slowest lessons are taken first so the lanes end together.
+const walkLanes = 2
 
 // walkStepTimeout bounds one step: worker waits, lock waits and sleeps take
 // seconds, never a minute.
 const walkStepTimeout = 60 * time.Second
 
-// walkEnv connects to the local services under namespace walk, with real
-// lab worker processes and the broker's queue reader, as `lab open` does.
-func walkEnv(t *testing.T) *steps.Env {
+// walkEnv connects to the local services under namespace ns, with real lab
+// worker processes and the broker's queue reader, as `lab open` does.
+func walkEnv(t *testing.T, ns string) *steps.Env {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	svc, err := services.Connect(ctx, services.Config{Namespace: walkNamespace, NoDocker: true}, true)
+	svc, err := services.Connect(ctx, services.Config{Namespace: ns, NoDocker: true}, true)
 	if err != nil {
-		t.Fatalf("the walk test needs the local services (namespace %s): %v", walkNamespace, err)
+		t.Fatalf("the walk test needs the local services (namespace %s): %v", ns, err)
 	}
 	t.Cleanup(svc.Close)
 	return &steps.Env{Svc: svc, Binary: labBinary(t), Queues: broker.QueueReader(svc)}
 }
+
+// walkFirst are the lessons that take longest (a three-node cluster, the
+// chaos runs): a lane starts on them.
+var walkFirst = []string{"broker-cluster", "outbox-chaos"}
 
 // TestEveryLessonCanBeWalkedWithKeysAlone opens every built-in lesson in
 // the real screen model, against the real services and real worker
@@ -50,14 +57,8 @@ func walkEnv(t *testing.T) *steps.Env {
 // English the last option of every menu is taken (a path off the default),
 // in Chinese the first. No step may fail, the ledger must show a verdict for
 // both the unsafe and the safe variant, and after quitting no worker
-// process of the namespace may be left.
+// process of the lane's namespace may be left.
 func TestEveryLessonCanBeWalkedWithKeysAlone(t *testing.T) {
-	env := walkEnv(t)
-	t.Cleanup(func() {
-		if left := walkWorkers(); len(left) > 0 {
-			t.Errorf("lab worker processes of namespace %s left after the test: %s", walkNamespace, strings.Join(left, "; "))
-		}
-	})
 	for _, lang := range []struct {
 		name string
 		last bool  // take the last option of each menu (else the first)
@@ -71,19 +72,40 @@ func TestEveryLessonCanBeWalkedWithKeysAlone(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			walked := 0
+			var todo []*lab.Lesson
 			for _, l := range ls {
-				if lang.only != nil && !containsInt(lang.only, l.Number) {
-					continue
+				if lang.only == nil || containsInt(lang.only, l.Number) {
+					todo = append(todo, l)
 				}
-				walked++
-				t.Run(l.ID, func(t *testing.T) { walkLesson(t, env, "", lang.name, l, lang.last) })
 			}
-			if want := len(lang.only); lang.only != nil && walked != want {
-				t.Errorf("walked %d %s lessons, want %d (lessons %v)", walked, lang.name, want, lang.only)
+			if want := len(lang.only); lang.only != nil && len(todo) != want {
+				t.Errorf("walking %d %s lessons, want %d (lessons %v)", len(todo), lang.name, want, lang.only)
 			}
-			if lang.only == nil && walked == 0 {
-				t.Errorf("no %s lessons to walk", lang.name)
+			if len(todo) == 0 {
+				t.Fatalf("no %s lessons to walk", lang.name)
+			}
+			sort.SliceStable(todo, func(i, j int) bool {
+				return slices.Contains(walkFirst, todo[i].ID) && !slices.Contains(walkFirst, todo[j].ID)
+			})
+			queue := make(chan *lab.Lesson, len(todo))
+			for _, l := range todo {
+				queue <- l
+			}
+			close(queue)
+			for lane := 1; lane <= walkLanes; lane++ {
+				ns := fmt.Sprintf("walk%s%d", lang.name, lane)
+				t.Run(ns, func(t *testing.T) {
+					t.Parallel()
+					env := walkEnv(t, ns)
+					t.Cleanup(func() {
+						if left := walkWorkers(ns); len(left) > 0 {
+							t.Errorf("lab worker processes of namespace %s left after the test: %s", ns, strings.Join(left, "; "))
+						}
+					})
+					for l := range queue {
+						t.Run(l.ID, func(t *testing.T) { walkLesson(t, env, "", lang.name, l, lang.last) })
+					}
+				})
 			}
 		})
 	}
@@ -102,8 +124,8 @@ func containsInt(xs []int, x int) bool {
 // walks it with keys. dir is the lessons directory, "" for the built-in
 // lessons.
 func walkLesson(t *testing.T, env *steps.Env, dir, lang string, l *lab.Lesson, last bool) {
-	setEnv(t, progress.Env, filepath.Join(t.TempDir(), "progress.json"))
-	a, err := newApp(context.Background(), Options{Env: env, Lang: lang, Start: l.ID, LessonsDir: dir})
+	a, err := newApp(context.Background(), Options{Env: env, Lang: lang, Start: l.ID, LessonsDir: dir,
+		Progress: progress.FileStore{Path: filepath.Join(t.TempDir(), "progress.json")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +147,7 @@ func walkLesson(t *testing.T, env *steps.Env, dir, lang string, l *lab.Lesson, l
 		if v := plainView(a.panels.ledger.View()); !strings.Contains(v, tx.NoLedger) {
 			t.Errorf("explain-only lesson shows a ledger:\n%s", v)
 		}
-		quitAndCheck(t, d, a)
+		quitAndCheck(t, d, a, env.Svc.Names.NS)
 		return
 	}
 
@@ -194,7 +216,7 @@ func walkLesson(t *testing.T, env *steps.Env, dir, lang string, l *lab.Lesson, l
 
 	// The ledger panel shows both columns, each with a verdict.
 	checkLedgerView(t, a, s)
-	quitAndCheck(t, d, a)
+	quitAndCheck(t, d, a, env.Svc.Names.NS)
 }
 
 // walkPick is the cursor position the walk takes at a menu.
@@ -252,20 +274,20 @@ func checkLedgerView(t *testing.T, a *App, s *session) {
 }
 
 // quitAndCheck presses q, closes the app as Run does after the program
-// ends, and checks no worker of the namespace outlived it.
-func quitAndCheck(t *testing.T, d *driver, a *App) {
+// ends, and checks no worker of namespace ns outlived it.
+func quitAndCheck(t *testing.T, d *driver, a *App, ns string) {
 	t.Helper()
 	d.press("q")
 	d.until("the quit", 5*time.Second, func(*App) bool { return d.quit })
 	a.shutdown()
-	if left := walkWorkers(); len(left) > 0 {
-		t.Errorf("lab worker processes of namespace %s outlived the lab: %s", walkNamespace, strings.Join(left, "; "))
+	if left := walkWorkers(ns); len(left) > 0 {
+		t.Errorf("lab worker processes of namespace %s outlived the lab: %s", ns, strings.Join(left, "; "))
 	}
 }
 
 // walkWorkers lists live `lab worker` processes whose environment names
-// this test's namespace, as "pid: cmdline".
-func walkWorkers() []string {
+// namespace ns, as "pid: cmdline".
+func walkWorkers(ns string) []string {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil // not Linux: nothing to look at
@@ -286,7 +308,7 @@ func walkWorkers() []string {
 			continue
 		}
 		environ, err := os.ReadFile(filepath.Join(dir, "environ"))
-		if err != nil || !bytes.Contains(append([]byte{0}, environ...), []byte("\x00LAB_NAMESPACE="+walkNamespace+"\x00")) {
+		if err != nil || !bytes.Contains(append([]byte{0}, environ...), []byte("\x00LAB_NAMESPACE="+ns+"\x00")) {
 			continue
 		}
 		state := ""
