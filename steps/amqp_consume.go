@@ -182,7 +182,11 @@ func (consumeKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	st.mu.Unlock()
 	if want := s.Attrs["error"]; want != "" {
 		res.Passed = false
-		res.Why = fmt.Sprintf("wanted error %s, but the broker took the %s", want, s.Attr("mode", "deliver"))
+		call := "basic.consume"
+		if s.Attr("mode", "deliver") == "get" {
+			call = "basic.get"
+		}
+		res.Why = fmt.Sprintf("wanted error %s, but the broker answered %s", want, call)
 	}
 	r.SetOutcome(o)
 	res.Observed = strings.Join(obs, "\n")

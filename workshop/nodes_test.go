@@ -1,7 +1,6 @@
 package workshop_test
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -36,21 +35,7 @@ func nodesBase(t *testing.T) string {
 
 // nodeProcs lists the live processes of the node set in folder dir (each
 // carries the set's marker, LAB_NODE_SET=dir).
-func nodeProcs(dir string) []string {
-	var out []string
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
-		if err != nil || !bytes.Contains(env, []byte("LAB_NODE_SET="+dir+"\x00")) {
-			continue
-		}
-		if st, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil && strings.Contains(string(st), ") Z ") {
-			continue
-		}
-		out = append(out, e.Name())
-	}
-	return out
-}
+func nodeProcs(dir string) []string { return procsWith("LAB_NODE_SET="+dir, "") }
 
 // TestAParticipantsLessonStartsANodeOfTheirOwnAndItStopsWhenTheirConnectionDrops:
 // on a server whose participants may own nodes (lab serve --own-broker), a

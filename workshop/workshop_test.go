@@ -305,19 +305,22 @@ func TestRefusalsSayWhy(t *testing.T) {
 }
 
 // workersOf lists live `lab worker` processes of namespace ns.
-func workersOf(ns string) []string {
+func workersOf(ns string) []string { return procsWith("LAB_NAMESPACE="+ns, "worker") }
+
+// procsWith lists the live processes whose environment has kv and whose
+// command line contains cmd ("" for any).
+func procsWith(kv, cmd string) []string {
 	var out []string
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
 		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
-		if err != nil || !bytes.Contains(env, []byte("LAB_NAMESPACE="+ns+"\x00")) {
+		if err != nil || !bytes.Contains(append([]byte{0}, env...), []byte("\x00"+kv+"\x00")) {
 			continue
 		}
 		if st, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil && strings.Contains(string(st), ") Z ") {
 			continue // dead, waiting for its reaper
 		}
-		cmd, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if bytes.Contains(cmd, []byte("worker")) {
+		if c, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline"); bytes.Contains(c, []byte(cmd)) {
 			out = append(out, e.Name())
 		}
 	}
