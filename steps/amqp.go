@@ -178,9 +178,9 @@ func proxyURL(brokerURL string, p *amqpproxy.Proxy) (string, error) {
 }
 
 // channel returns the named channel, opening it on via when it is new or
-// has been closed (by the lab, the broker, or a cut). reopened says why an
-// old one was replaced, for the learner.
-func (st *amqpState) channel(ctx context.Context, name, via string) (c *amqpChan, reopened string, err error) {
+// has been closed (by the lab, the broker, or a cut). notes, a step's first
+// observations, say why an old one was replaced, for the learner.
+func (st *amqpState) channel(ctx context.Context, name, via string) (c *amqpChan, notes []string, err error) {
 	if via == "" {
 		via = viaDirect
 	}
@@ -190,27 +190,27 @@ func (st *amqpState) channel(ctx context.Context, name, via string) (c *amqpChan
 	if old != nil {
 		select {
 		case <-old.done:
-			reopened = fmt.Sprintf("channel %s had closed (%s); opened a new channel %s, whose delivery tags start again at 1", name, old.why(), name)
+			notes = append(notes, fmt.Sprintf("channel %s had closed (%s); opened a new channel %s, whose delivery tags start again at 1", name, old.why(), name))
 		default:
 			if old.via != via {
-				return nil, "", fmt.Errorf("channel %s runs on the %s connection, not %s; name another channel", name, old.via, via)
+				return nil, nil, fmt.Errorf("channel %s runs on the %s connection, not %s; name another channel", name, old.via, via)
 			}
-			return old, "", nil
+			return old, nil, nil
 		}
 	}
 	conn, err := st.conn(ctx, via)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
 	ch, err := conn.Channel()
 	if err != nil {
 		// A connection that just died (broker restart): dial once more.
 		conn.Close()
 		if conn, err = st.conn(ctx, via); err != nil {
-			return nil, "", err
+			return nil, nil, err
 		}
 		if ch, err = conn.Channel(); err != nil {
-			return nil, "", fmt.Errorf("open channel %s: %w", name, err)
+			return nil, nil, fmt.Errorf("open channel %s: %w", name, err)
 		}
 	}
 	c = &amqpChan{name: name, via: via, ch: ch, done: make(chan struct{}), consuming: map[string]string{},
@@ -228,7 +228,7 @@ func (st *amqpState) channel(ctx context.Context, name, via string) (c *amqpChan
 	st.mu.Lock()
 	st.chans[name] = c
 	st.mu.Unlock()
-	return c, reopened, nil
+	return c, notes, nil
 }
 
 // closed reports whether the channel has ended, waiting up to d for it.

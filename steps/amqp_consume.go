@@ -62,7 +62,7 @@ func (consumeKind) Check(s *lab.Step) error {
 func (consumeKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	st := amqpOf(r)
 	name := s.Attr("channel", "consumer")
-	c, reopened, err := st.channel(ctx, name, s.Attrs["via"])
+	c, obs, err := st.channel(ctx, name, s.Attrs["via"])
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -71,10 +71,6 @@ func (consumeKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	count, _ := strconv.Atoi(s.Attr("count", "1"))
 	timeout, _ := Timeout(s, "timeout", 5*time.Second)
 	res := lab.Result{Passed: true}
-	var obs []string
-	if reopened != "" {
-		obs = append(obs, reopened)
-	}
 	start := time.Now()
 	refused := func(call string, err error) lab.Result {
 		return st.channelFailure(r, c, s, res, obs, call, err, start)

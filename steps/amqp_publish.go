@@ -282,15 +282,11 @@ func (publishKind) Check(s *lab.Step) error {
 func (publishKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	st := amqpOf(r)
 	name := s.Attr("channel", "publisher")
-	c, reopened, err := st.channel(ctx, name, s.Attrs["via"])
+	c, obs, err := st.channel(ctx, name, s.Attrs["via"])
 	if err != nil {
 		return fail("%v", err)
 	}
 	res := lab.Result{Passed: true}
-	var obs []string
-	if reopened != "" {
-		obs = append(obs, reopened)
-	}
 	wantConfirm := boolAttr(s, "confirm")
 	if wantConfirm && !c.confirm {
 		if err := c.ch.Confirm(false); err != nil {

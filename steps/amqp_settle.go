@@ -54,15 +54,11 @@ func (k ackKind) Check(s *lab.Step) error {
 func (k ackKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	st := amqpOf(r)
 	name := s.Attrs["channel"]
-	c, reopened, err := st.channel(ctx, name, "")
+	c, obs, err := st.channel(ctx, name, "")
 	if err != nil {
 		return fail("%v", err)
 	}
 	res := lab.Result{Passed: true}
-	var obs []string
-	if reopened != "" {
-		obs = append(obs, reopened)
-	}
 	var tag uint64
 	if s.Attrs["tag"] == "last" {
 		st.mu.Lock()

@@ -42,7 +42,9 @@ type Config struct {
 	MaxWorkers      int             // worker processes one participant may have alive (0: no cap)
 	// OwnBroker lets participants' lessons start RabbitMQ nodes of their
 	// own (lab serve --own-broker): about 150 MB and seconds of a core per
-	// node, three per participant in the cluster lesson.
+	// node, three per participant in the cluster lesson. Without it New
+	// turns the capability off in Services.Info, which every participant's
+	// lesson run reads.
 	OwnBroker  bool
 	Services   *services.Services
 	Binary     string // the lab binary, for worker processes
