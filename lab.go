@@ -123,8 +123,11 @@ type Result struct {
 	Why      string        `json:"why,omitempty"`  // why an expectation failed or a step was skipped
 	Line     int           `json:"line"`
 	Elapsed  time.Duration `json:"-"`
-	Ledger   *Ledger       `json:"ledger,omitempty"`
-	Option   string        `json:"option,omitempty"` // the choice option this run took
+	// DurationMS is the whole step's wall time, however the step measures
+	// Elapsed (a statement's own time): replay's profile of a lesson.
+	DurationMS int64   `json:"duration_ms"`
+	Ledger     *Ledger `json:"ledger,omitempty"`
+	Option     string  `json:"option,omitempty"` // the choice option this run took
 }
 
 // Ledger counts what a variant of a lesson intended and what happened,

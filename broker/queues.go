@@ -68,6 +68,15 @@ type Reader struct {
 	// Others are the cluster's other nodes, for reading a stream where
 	// the node Client talks to has no running replica of it.
 	Others []*Client
+	// Limit replaces AnswerLimit (replay's short waits); 0 is AnswerLimit.
+	Limit time.Duration
+}
+
+func (r *Reader) limit() time.Duration {
+	if r.Limit > 0 {
+		return r.Limit
+	}
+	return AnswerLimit
 }
 
 // NewReader reads through svc's broker; it asks the management API for
@@ -125,7 +134,7 @@ const AnswerLimit = 5 * time.Second
 // from the deliveries the lab's own channels hold.
 func (r *Reader) Stat(ctx context.Context, name string) (lab.QueueStat, error) {
 	st := lab.QueueStat{Name: name, Source: SourcePassive}
-	pctx, cancel := context.WithTimeout(ctx, AnswerLimit)
+	pctx, cancel := context.WithTimeout(ctx, r.limit())
 	var q amqp.Queue // written beside: read only once Probe has its answer
 	err := r.Client.Probe(pctx, func(ch *amqp.Channel) error {
 		var err error
@@ -139,7 +148,7 @@ func (r *Reader) Stat(ctx context.Context, name string) (lab.QueueStat, error) {
 	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 		// RabbitMQ 4.x holds a passive declare on a classic queue whose
 		// node is down for about a minute before it answers.
-		st.Exists, st.Down = true, fmt.Sprintf("no answer within %s: the broker is waiting for the node that holds it", AnswerLimit)
+		st.Exists, st.Down = true, fmt.Sprintf("no answer within %s: the broker is waiting for the node that holds it", r.limit())
 		return st, nil
 	}
 	if IsNotFound(err) {
@@ -158,11 +167,11 @@ func (r *Reader) Stat(ctx context.Context, name string) (lab.QueueStat, error) {
 		read := func(c *Client) (int, error) {
 			o := *r
 			o.Client = c
-			sctx, cancel := context.WithTimeout(ctx, AnswerLimit)
+			sctx, cancel := context.WithTimeout(ctx, r.limit())
 			defer cancel()
 			n, err := o.StreamLength(sctx, name)
 			if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-				err = &amqp.Error{Reason: fmt.Sprintf("no answer within %s", AnswerLimit)}
+				err = &amqp.Error{Reason: fmt.Sprintf("no answer within %s", r.limit())}
 			}
 			return n, err
 		}

@@ -87,6 +87,8 @@ type Set struct {
 	lock     *os.File
 	server   string
 	control  []string // an attached cluster: the command that kills, stops and starts its nodes
+	scripts  string   // RABBITMQ_SCRIPTS_DIR of the slim home, "" for the installed one
+	closed   bool
 }
 
 // Dir is where the lab keeps its nodes' folders:
@@ -234,6 +236,11 @@ func (s *Set) prepare() error {
 	if err := os.WriteFile(filepath.Join(s.Dir, ".erlang.cookie"), []byte(strings.ToUpper(rand.Text())), 0o400); err != nil {
 		return fmt.Errorf("lab-owned broker: %w", err)
 	}
+	// Where no slim home can be built the nodes boot from the installed
+	// one, only slower.
+	if sc, err := slimHome(s.Dir, s.server); err == nil {
+		s.scripts = sc
+	}
 	return os.WriteFile(filepath.Join(s.Dir, "enabled_plugins"), []byte("[].\n"), 0o600)
 }
 
@@ -264,9 +271,16 @@ func (s *Set) configure(n *Node, names []string, epmdPort int) error {
 		"RABBITMQ_PID_FILE="+filepath.Join(n.dir, "pid"),
 		// The script execs the VM in place (so Pdeathsig reaches it) only
 		// when input is allowed; -noinput then keeps the shell off.
+		// -code_path_cache (OTP 25; later releases cache by default and
+		// take it as a plain argument) spares a boot a lookup in every
+		// code folder for each of the thousands of modules it loads: a
+		// restart on RabbitMQ 3.10.8 went from about 4.2 s to 3.5 s.
 		"RABBITMQ_ALLOW_INPUT=1",
-		"RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS=-noinput",
+		"RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS=-noinput -code_path_cache",
 	)
+	if s.scripts != "" {
+		n.env = append(n.env, "RABBITMQ_SCRIPTS_DIR="+s.scripts)
+	}
 	return nil
 }
 
@@ -461,14 +475,25 @@ func (s *Set) Restart(ctx context.Context, k int) error {
 	return s.await(ctx, n)
 }
 
+// Closed reports whether Close has run: the nodes are gone.
+func (s *Set) Closed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
 // Close kills every node and the epmd, and removes the set's folder. An
 // attached cluster is not the lab's: its nodes are started again instead.
 func (s *Set) Close() error {
 	if s.control != nil {
+		s.mu.Lock()
+		s.closed = true
+		s.mu.Unlock()
 		return s.restore()
 	}
 	s.mu.Lock()
 	nodes := s.nodes
+	s.closed = true
 	s.mu.Unlock()
 	for _, n := range nodes {
 		if n.cmd != nil {

@@ -197,6 +197,14 @@ func Lesson(ctx context.Context, env *steps.Env, l *lab.Lesson, opt Options) (lr
 	if timeout == 0 {
 		timeout = 90 * time.Second
 	}
+	if env.Nodes == nil {
+		// The paths of a lesson share its lab-owned nodes: the next option
+		// starts from the cluster the last one left, not from a new boot.
+		e := *env
+		e.Nodes = &steps.NodeShelf{}
+		env = &e
+		defer e.Nodes.Close()
+	}
 	for _, path := range steps.Paths(l) {
 		r := steps.NewRun(env, l, path)
 		for _, s := range l.Steps() {

@@ -207,10 +207,12 @@ func (declareKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 			x := broker.Exchange{Name: r.amqpName(d.name), Type: d.opts["type"], Durable: !transient, Args: declArgs(r, d, broker.ExchangeArgs)}
 			shown = x.String()
 			err = broker.DeclareExchange(ch, x)
+			r.Env.Nodes.note(nodesOf(r), "exchange", x.Name, "")
 		case "queue":
 			q := broker.Queue{Name: r.amqpName(d.name), Type: d.opts["type"], Durable: !transient, Extra: declArgs(r, d, broker.QueueArgs)}
 			shown = q.String()
 			err = broker.DeclareQueue(ch, q)
+			r.Env.Nodes.note(nodesOf(r), "queue", q.Name, q.Type)
 			o.Extra["queue"] = d.name
 		case "bind":
 			b := broker.Binding{Queue: r.amqpName(d.name), Exchange: r.amqpName(d.other), Key: d.opts["key"]}

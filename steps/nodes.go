@@ -2,9 +2,11 @@ package steps
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	lab "github.com/rmlab/lab"
@@ -53,21 +55,48 @@ func (nodesKind) Check(s *lab.Step) error {
 	}
 	act, v := nodeAction(s)
 	if n != 1 {
-		return fmt.Errorf("%s: nodes step takes one of start=1|3, kill=N, stop=N, restart=N", s.Where())
+		return fmt.Errorf("%s: nodes step takes one of start=1|3, kill=N, stop=N, restart=N (N may list nodes: restart=1,2)", s.Where())
 	}
 	if strings.Contains(v, "${") {
 		return nil // a choice's option, checked when it runs
 	}
-	k, err := strconv.Atoi(v)
-	switch {
-	case err != nil:
-		return fmt.Errorf("%s: nodes %s=%q: write a node number", s.Where(), act, v)
-	case act == "start" && k != 1 && k != 3:
-		return fmt.Errorf("%s: nodes start=%d: the lab starts 1 node or a cluster of 3", s.Where(), k)
-	case k < 1 || k > 3:
-		return fmt.Errorf("%s: nodes %s=%d: nodes are numbered 1 to 3", s.Where(), act, k)
+	ks, err := nodeNumbers(act, v)
+	if err != nil {
+		return fmt.Errorf("%s: %v", s.Where(), err)
+	}
+	if act == "start" && ks[0] != 1 && ks[0] != 3 {
+		return fmt.Errorf("%s: nodes start=%d: the lab starts 1 node or a cluster of 3", s.Where(), ks[0])
 	}
 	return nil
+}
+
+// nodeNumbers reads N or N,M,… (kill, stop and restart act on every node
+// listed at once: two nodes restarted side by side boot in about the time
+// of one).
+func nodeNumbers(act, v string) ([]int, error) {
+	parts := SplitList(v)
+	if act == "start" && len(parts) != 1 {
+		return nil, fmt.Errorf("nodes start=%q: write 1 or 3", v)
+	}
+	var ks []int
+	seen := map[int]bool{}
+	for _, p := range parts {
+		k, err := strconv.Atoi(p)
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("nodes %s=%q: write a node number, or numbers joined by commas", act, v)
+		case act != "start" && (k < 1 || k > 3):
+			return nil, fmt.Errorf("nodes %s=%d: nodes are numbered 1 to 3", act, k)
+		case seen[k]:
+			return nil, fmt.Errorf("nodes %s=%q: node %d twice", act, v, k)
+		}
+		seen[k] = true
+		ks = append(ks, k)
+	}
+	if len(ks) == 0 {
+		return nil, fmt.Errorf("nodes %s=: write a node number", act)
+	}
+	return ks, nil
 }
 
 // nodesOf is the run's lab-owned nodes, nil before a start step.
@@ -92,13 +121,13 @@ func (r *Run) brokerURL() string {
 
 func (nodesKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	act, v := nodeAction(s)
-	k, err := strconv.Atoi(r.Expand(v))
+	ks, err := nodeNumbers(act, r.Expand(v))
 	if err != nil {
-		return fail("nodes %s=%q: not a node number", act, r.Expand(v))
+		return fail("%v", err)
 	}
 	set := nodesOf(r)
 	if act == "start" {
-		return startNodes(ctx, r, k)
+		return startNodes(ctx, r, ks[0])
 	}
 	if set == nil {
 		why := "this run has no lab-owned nodes"
@@ -107,32 +136,55 @@ func (nodesKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		}
 		return lab.Result{Passed: true, Skipped: true, Why: why}
 	}
-	n, err := set.Node(k)
-	if err != nil {
-		return fail("%v", err)
+	var nodes []*node.Node
+	for _, k := range ks {
+		n, err := set.Node(k)
+		if err != nil {
+			return fail("%v", err)
+		}
+		nodes = append(nodes, n)
 	}
 	st := amqpOf(r)
 	start := time.Now()
-	var sent string
-	switch act {
-	case "kill":
-		sent = fmt.Sprintf("%s (node %d)", set.Command("kill", n), k)
-		err = set.Kill(k)
-	case "stop":
-		sent = fmt.Sprintf("%s (node %d): a clean shutdown", set.Command("stop", n), k)
-		err = set.Stop(ctx, k)
-	case "restart":
-		sent = fmt.Sprintf("%s (node %d) on its data", set.Command("start", n), k)
-		err = set.Restart(ctx, k)
+	sent := make([]string, len(ks))
+	errs := make([]error, len(ks))
+	var wg sync.WaitGroup
+	for i, k := range ks {
+		n := nodes[i]
+		switch act {
+		case "kill":
+			sent[i] = fmt.Sprintf("%s (node %d)", set.Command("kill", n), k)
+		case "stop":
+			sent[i] = fmt.Sprintf("%s (node %d): a clean shutdown", set.Command("stop", n), k)
+		case "restart":
+			sent[i] = fmt.Sprintf("%s (node %d) on its data", set.Command("start", n), k)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			switch act {
+			case "kill":
+				errs[i] = set.Kill(k)
+			case "stop":
+				errs[i] = set.Stop(ctx, k)
+			case "restart":
+				errs[i] = set.Restart(ctx, k)
+			}
+		}()
 	}
-	if err != nil {
-		return lab.Result{Sent: []string{sent}, Why: err.Error()}
-	}
+	wg.Wait()
 	// Connections to a node that went away are dead and those elsewhere may
 	// point at the wrong node now: later steps dial afresh.
 	st.switchBroker(r.brokerURL())
-	obs := fmt.Sprintf("node %d %s in %s\n%s", k, set.StateOf(n), durText(time.Since(start)), nodesTable(r, set))
-	return lab.Result{Passed: true, Sent: []string{sent}, Observed: obs}
+	if err := errors.Join(errs...); err != nil {
+		return lab.Result{Sent: sent, Why: err.Error()}
+	}
+	var what []string
+	for i, k := range ks {
+		what = append(what, fmt.Sprintf("node %d %s", k, set.StateOf(nodes[i])))
+	}
+	obs := fmt.Sprintf("%s in %s\n%s", strings.Join(what, ", "), durText(time.Since(start)), nodesTable(r, set))
+	return lab.Result{Passed: true, Sent: sent, Observed: obs}
 }
 
 func startNodes(ctx context.Context, r *Run, k int) lab.Result {
@@ -149,7 +201,7 @@ func startNodes(ctx context.Context, r *Run, k int) lab.Result {
 		return lab.Result{Passed: true, Skipped: true,
 			Why: "the lab cannot start RabbitMQ nodes of its own here (" + r.Env.Svc.Info.OwnBrokerNote + "); the lesson goes on against " + secret.URL(r.Env.Svc.Config.AMQP)}
 	}
-	set, took, err := useNodes(ctx, r, func(c context.Context) (*node.Set, error) {
+	set, took, reused, err := useNodes(ctx, r, k, func(c context.Context) (*node.Set, error) {
 		return node.Start(c, node.Options{Namespace: r.Env.Svc.Config.Namespace, Nodes: k})
 	})
 	if err != nil {
@@ -161,13 +213,17 @@ func startNodes(ctx context.Context, r *Run, k int) lab.Result {
 	}
 	sent := fmt.Sprintf("rabbitmq-server ×%d (RabbitMQ %s, data in %s)", k, set.Version, set.Dir)
 	obs := fmt.Sprintf("%s started in %s; this lesson's AMQP steps use it from here on\n%s", what, durText(took), nodesTable(r, set))
+	if reused {
+		sent = fmt.Sprintf("the nodes the previous option left: every node running, its queues and exchanges deleted (RabbitMQ %s, data in %s)", set.Version, set.Dir)
+		obs = fmt.Sprintf("%s from the previous option, ready again in %s (no new boot); this lesson's AMQP steps use it from here on\n%s", what, durText(took), nodesTable(r, set))
+	}
 	return lab.Result{Passed: true, Sent: []string{sent}, Observed: obs}
 }
 
 // attachCluster uses the cluster LAB_CLUSTER names (docker compose
 // --profile cluster) as the lesson's three nodes.
 func attachCluster(ctx context.Context, r *Run, urls, control []string) lab.Result {
-	set, took, err := useNodes(ctx, r, func(c context.Context) (*node.Set, error) { return node.Attach(c, urls, control) })
+	set, took, _, err := useNodes(ctx, r, 3, func(c context.Context) (*node.Set, error) { return node.Attach(c, urls, control) })
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -177,26 +233,37 @@ func attachCluster(ctx context.Context, r *Run, urls, control []string) lab.Resu
 	return lab.Result{Passed: true, Sent: []string{sent}, Observed: obs}
 }
 
-// useNodes closes the run's earlier nodes, opens a set (within 3 minutes)
-// and makes it the run's broker: every later AMQP step dials its first
-// running node, and the set closes with the run.
-func useNodes(ctx context.Context, r *Run, open func(context.Context) (*node.Set, error)) (*node.Set, time.Duration, error) {
+// useNodes closes the run's earlier nodes, opens a set (within 3 minutes),
+// or takes the one the run's shelf kept from an earlier run, and makes it
+// the run's broker: every later AMQP step dials its first running node, and
+// the set closes (or goes back on the shelf) with the run.
+func useNodes(ctx context.Context, r *Run, k int, open func(context.Context) (*node.Set, error)) (set *node.Set, took time.Duration, reused bool, err error) {
 	if old := nodesOf(r); old != nil {
 		old.Close()
 	}
 	start := time.Now()
 	c, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
-	set, err := open(c)
-	if err != nil {
-		return nil, 0, err
+	shelf := r.Env.Nodes
+	set = shelf.take(c, k)
+	reused = set != nil
+	if set == nil {
+		if set, err = open(c); err != nil {
+			return nil, 0, false, err
+		}
 	}
 	r.mu.Lock()
 	r.state["nodes"] = set
 	r.mu.Unlock()
-	r.OnClose(func() { set.Close() })
+	r.OnClose(func() {
+		if shelf != nil && !set.Closed() {
+			shelf.put(set)
+			return
+		}
+		set.Close()
+	})
 	amqpOf(r).switchBroker(r.brokerURL())
-	return set, time.Since(start), nil
+	return set, time.Since(start), reused, nil
 }
 
 func secretURLs(urls []string) []string {
@@ -230,6 +297,13 @@ func (st *amqpState) switchBroker(url string) {
 // running nodes where url's has no running replica.
 func (r *Run) nodesReader(url string) *broker.Reader {
 	rd := &broker.Reader{Client: broker.NewClient(url), Names: r.Env.Svc.Names}
+	if r.Shortened() {
+		// RabbitMQ 4.x holds a read of a queue whose node is down for about
+		// a minute; a healthy node answers in milliseconds. Replay's short
+		// waits take "no answer within 1.5 s" for unavailable, as the
+		// screen takes 5 s.
+		rd.Limit = ReplayAnswerLimit
+	}
 	if set := nodesOf(r); set != nil {
 		for _, n := range set.Nodes() {
 			if set.StateOf(n) == node.Running && n.URL() != url {
@@ -239,6 +313,9 @@ func (r *Run) nodesReader(url string) *broker.Reader {
 	}
 	return rd
 }
+
+// ReplayAnswerLimit is how long replay waits for a queue's state.
+const ReplayAnswerLimit = 1500 * time.Millisecond
 
 // Queues reads queue state where the run's AMQP steps go, for the screen's
 // queue panel: nil until the run starts nodes of its own (then Env.Queues,

@@ -75,6 +75,9 @@ type Env struct {
 	// MaxWorkers caps the worker processes one run may have alive (a
 	// workshop's per-participant limit); 0 is no cap.
 	MaxWorkers int
+	// Nodes keeps lab-owned nodes between runs in this namespace (the
+	// options of one lesson's choice); nil stops them with each run.
+	Nodes *NodeShelf
 }
 
 // Outcome is what the last step produced, for expect steps to check.
@@ -292,6 +295,7 @@ func (r *Run) Step(ctx context.Context, s *lab.Step) lab.Result {
 	start := time.Now()
 	res := k.Run(ctx, r, &x)
 	res.Kind, res.Line = s.Kind, s.Line
+	res.DurationMS = time.Since(start).Milliseconds()
 	if res.Elapsed == 0 {
 		res.Elapsed = time.Since(start)
 	}
@@ -322,6 +326,13 @@ func Timeout(s *lab.Step, key string, def time.Duration) (time.Duration, error) 
 	if !ok || v == "" {
 		return def, nil
 	}
+	// Unexpanded (lab check): ${wait:10}s is checked as 10s.
+	v = varRe.ReplaceAllStringFunc(v, func(m string) string {
+		if sub := varRe.FindStringSubmatch(m); sub[2] != "" {
+			return sub[2]
+		}
+		return m
+	})
 	if n, err := strconv.ParseFloat(v, 64); err == nil {
 		return time.Duration(n * float64(time.Second)), nil
 	}

@@ -1,0 +1,135 @@
+package steps
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/rmlab/lab/broker"
+	"github.com/rmlab/lab/node"
+)
+
+// NodeShelf keeps a run's lab-owned nodes when the run ends, for the next
+// run in the same namespace: the second option of a choice starts from the
+// cluster the first left (its nodes started again, what the first run
+// declared on it deleted) instead of booting a new one, which is most of
+// a cluster lesson's time. Replay gives each lesson one; nil keeps nothing.
+// It holds one set at most: the nodes of a namespace share one folder.
+type NodeShelf struct {
+	mu       sync.Mutex
+	set      *node.Set
+	declared map[*node.Set][]declared
+}
+
+type declared struct{ kind, name, queueType string }
+
+// Close stops the nodes on the shelf.
+func (sh *NodeShelf) Close() {
+	if sh == nil {
+		return
+	}
+	sh.mu.Lock()
+	set := sh.set
+	sh.set, sh.declared = nil, nil
+	sh.mu.Unlock()
+	if set != nil {
+		set.Close()
+	}
+}
+
+// note records a queue or exchange declared on set (real name), to delete
+// before the set serves another run.
+func (sh *NodeShelf) note(set *node.Set, kind, name, queueType string) {
+	if sh == nil || set == nil {
+		return
+	}
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.declared == nil {
+		sh.declared = map[*node.Set][]declared{}
+	}
+	sh.declared[set] = append(sh.declared[set], declared{kind, name, queueType})
+}
+
+// put shelves set, stopping whatever was there.
+func (sh *NodeShelf) put(set *node.Set) {
+	sh.mu.Lock()
+	old := sh.set
+	sh.set = set
+	sh.mu.Unlock()
+	if old != nil && old != set {
+		old.Close()
+	}
+}
+
+// take returns the shelved set if it has k nodes, every node running again
+// and the earlier runs' queues and exchanges gone; otherwise it stops the
+// shelved set (it holds the namespace's folder) and returns nil.
+func (sh *NodeShelf) take(ctx context.Context, k int) *node.Set {
+	if sh == nil {
+		return nil
+	}
+	sh.mu.Lock()
+	set := sh.set
+	decl := sh.declared[set]
+	sh.set = nil
+	delete(sh.declared, set)
+	sh.mu.Unlock()
+	if set == nil {
+		return nil
+	}
+	if len(set.Nodes()) != k || refresh(ctx, set, decl) != nil {
+		set.Close()
+		return nil
+	}
+	return set
+}
+
+// refresh starts the set's stopped nodes side by side and deletes what
+// earlier runs declared (with the lab's marks), except quorum queues, which
+// it empties: RabbitMQ 3.x names a quorum queue's Raft group after the
+// queue alone, and a group deleted and declared again at once can come back
+// with a member missing (measured on 3.10.8: after the next kill the queue
+// had no majority left and answered nothing for 30 s).
+func refresh(ctx context.Context, set *node.Set, decl []declared) error {
+	var wg sync.WaitGroup
+	errs := make([]error, len(set.Nodes()))
+	for i, n := range set.Nodes() {
+		if set.StateOf(n) == node.Running {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = set.Restart(ctx, n.N)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	c := broker.NewClient(set.Nodes()[0].URL())
+	defer c.Close()
+	for i := len(decl) - 1; i >= 0; i-- {
+		d := decl[i]
+		dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		var err error
+		if d.kind == "queue" && d.queueType == broker.Quorum {
+			err = c.Probe(dctx, func(ch *amqp.Channel) error {
+				_, err := ch.QueuePurge(d.name, false)
+				return err
+			})
+		} else {
+			_, err = c.Remove(dctx, d.kind, d.name)
+		}
+		cancel()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
