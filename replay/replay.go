@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -56,17 +57,29 @@ type Options struct {
 	// learner's own namespace).
 	Parallel int
 	Lane     func(i int) *steps.Env
+	// Done, when set, is called with a lane's Env once its lesson ended
+	// (`lab replay` removes the lane's databases, queues and keys there).
+	Done func(env *steps.Env)
 }
 
 // Alone reports whether a lesson must run with no other lesson beside it:
-// one that restarts the broker cuts every connection to it.
-func Alone(l *lab.Lesson) bool {
+// one that restarts the shared broker cuts every connection to it. A
+// lesson whose broker-restart comes after a `nodes start` restarts a node
+// of its own, and disturbs nobody, where the lab can own nodes (caps).
+func Alone(l *lab.Lesson, caps map[lab.Capability]bool) bool {
+	if slices.Contains(l.Needs, lab.CapBrokerControl) {
+		return true
+	}
+	ownNodes := false
 	for _, s := range l.Steps() {
-		if s.Kind == "broker-restart" {
+		if s.Kind == "nodes" && s.Attrs["start"] != "" && caps[lab.CapOwnBroker] {
+			ownNodes = true
+		}
+		if s.Kind == "broker-restart" && !ownNodes {
 			return true
 		}
 	}
-	return slices.Contains(l.Needs, lab.CapBrokerControl)
+	return false
 }
 
 // Run replays lessons and reports them in the order given.
@@ -113,13 +126,13 @@ func Run(ctx context.Context, env *steps.Env, lessons []*lab.Lesson, opt Options
 func runLanes(ctx context.Context, lessons []*lab.Lesson, opt Options, finish func(int, LessonReport)) {
 	var side, alone []int
 	for i, l := range lessons {
-		if Alone(l) {
+		if Alone(l, opt.Caps) {
 			alone = append(alone, i)
 		} else {
 			side = append(side, i)
 		}
 	}
-	slices.SortStableFunc(side, func(a, b int) int { return cost(lessons[b]) - cost(lessons[a]) })
+	slices.SortStableFunc(side, func(a, b int) int { return int(Cost(lessons[b]) - Cost(lessons[a])) })
 	work := make(chan int)
 	var wg sync.WaitGroup
 	for range min(opt.Parallel, max(len(side), 1)) {
@@ -127,7 +140,11 @@ func runLanes(ctx context.Context, lessons []*lab.Lesson, opt Options, finish fu
 		go func() {
 			defer wg.Done()
 			for i := range work {
-				finish(i, Lesson(ctx, opt.Lane(i), lessons[i], opt))
+				env := opt.Lane(i)
+				finish(i, Lesson(ctx, env, lessons[i], opt))
+				if opt.Done != nil {
+					opt.Done(env)
+				}
 			}
 		}()
 	}
@@ -143,23 +160,75 @@ func runLanes(ctx context.Context, lessons []*lab.Lesson, opt Options, finish fu
 		if ctx.Err() != nil {
 			break
 		}
-		finish(i, Lesson(ctx, opt.Lane(i), lessons[i], opt))
+		env := opt.Lane(i)
+		finish(i, Lesson(ctx, env, lessons[i], opt))
+		if opt.Done != nil {
+			opt.Done(env)
+		}
 	}
 }
 
-// cost guesses a lesson's replay time from what it runs: every step on
-// every path, a worker step (a process, a kill, a lease) more than most.
-func cost(l *lab.Lesson) int {
-	per := 0
-	for _, s := range l.Steps() {
-		switch s.Kind {
-		case "spawn", "kill", "wait", "await", "sleep":
-			per += 3
-		default:
-			per++
+// Cost estimates a lesson's replay time in seconds from what it runs on
+// every path, for running the longest first: what dominates is booting
+// RabbitMQ nodes (once a lesson: its options share them), chaos runs,
+// sleeps and worker waits (measured with lab replay --all --json).
+func Cost(l *lab.Lesson) float64 {
+	paths := steps.Paths(l)
+	total := 0.0
+	booted := false
+	for _, path := range paths {
+		for _, s := range l.Steps() {
+			if w := s.Attrs["when"]; w != "" && !whenMatches(w, path) {
+				continue
+			}
+			total += stepCost(s, &booted)
 		}
 	}
-	return per * len(steps.Paths(l))
+	return total
+}
+
+func whenMatches(when string, path map[string]string) bool {
+	name, opts, _ := strings.Cut(when, ":")
+	return slices.Contains(strings.Split(opts, ","), path[name])
+}
+
+func stepCost(s *lab.Step, booted *bool) float64 {
+	secs := func(key string, def float64) float64 {
+		v := s.Attrs[key]
+		if m := steps.VarRe.FindStringSubmatch(v); m != nil && m[2] != "" {
+			n, _ := strconv.Atoi(m[2])
+			return float64(steps.ShortSeconds(n))
+		}
+		if d, err := time.ParseDuration(v); err == nil {
+			return d.Seconds()
+		}
+		return def
+	}
+	switch s.Kind {
+	case "nodes":
+		switch {
+		case s.Attrs["start"] == "3" && !*booted:
+			*booted = true
+			return 12
+		case s.Attrs["start"] != "" && !*booted:
+			*booted = true
+			return 5
+		case s.Attrs["restart"] != "":
+			return 4
+		}
+		return 0.2
+	case "broker-restart":
+		return 5
+	case "chaos":
+		return secs("duration", 8) + 5
+	case "sleep":
+		return secs("for", 1)
+	case "wait", "await":
+		return 1.5
+	case "spawn", "kill", "publish", "consume", "queues":
+		return 0.3
+	}
+	return 0.05
 }
 
 func progress(opt Options, l *lab.Lesson, lr LessonReport) {

@@ -2,6 +2,7 @@ package steps
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -66,10 +67,11 @@ func (sh *NodeShelf) put(set *node.Set) {
 
 // take returns the shelved set if it has k nodes, every node running again
 // and the earlier runs' queues and exchanges gone; otherwise it stops the
-// shelved set (it holds the namespace's folder) and returns nil.
-func (sh *NodeShelf) take(ctx context.Context, k int) *node.Set {
+// shelved set (it holds the namespace's folder) and returns nil, with why
+// when a set was there.
+func (sh *NodeShelf) take(ctx context.Context, k int) (*node.Set, error) {
 	if sh == nil {
-		return nil
+		return nil, nil
 	}
 	sh.mu.Lock()
 	set := sh.set
@@ -78,13 +80,17 @@ func (sh *NodeShelf) take(ctx context.Context, k int) *node.Set {
 	delete(sh.declared, set)
 	sh.mu.Unlock()
 	if set == nil {
-		return nil
+		return nil, nil
 	}
-	if len(set.Nodes()) != k || refresh(ctx, set, decl) != nil {
+	if len(set.Nodes()) != k {
 		set.Close()
-		return nil
+		return nil, nil
 	}
-	return set
+	if err := refresh(ctx, set, decl); err != nil {
+		set.Close()
+		return nil, err
+	}
+	return set, nil
 }
 
 // refresh starts the set's stopped nodes side by side and deletes what
@@ -116,20 +122,48 @@ func refresh(ctx context.Context, set *node.Set, decl []declared) error {
 	defer c.Close()
 	for i := len(decl) - 1; i >= 0; i-- {
 		d := decl[i]
-		dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		var err error
 		if d.kind == "queue" && d.queueType == broker.Quorum {
-			err = c.Probe(dctx, func(ch *amqp.Channel) error {
-				_, err := ch.QueuePurge(d.name, false)
+			pctx, pcancel := context.WithTimeout(dctx, 5*time.Second)
+			err = retry(pctx, func() error {
+				return c.Probe(pctx, func(ch *amqp.Channel) error {
+					_, err := ch.QueuePurge(d.name, false)
+					return err
+				})
+			})
+			pcancel()
+		}
+		if d.kind != "queue" || d.queueType != broker.Quorum || err != nil {
+			// A quorum queue that will not purge (a lone member that has not
+			// come back) is deleted: with one member there is no group to
+			// come back short of one.
+			err = retry(dctx, func() error {
+				_, err := c.Remove(dctx, d.kind, d.name)
 				return err
 			})
-		} else {
-			_, err = c.Remove(dctx, d.kind, d.name)
 		}
 		cancel()
 		if err != nil {
-			return err
+			return fmt.Errorf("%s %s: %w", d.kind, d.name, err)
 		}
 	}
 	return nil
+}
+
+// retry runs f until it succeeds or ctx ends: a quorum queue on a node
+// just started answers once its Raft member has recovered, a second or two
+// after the node accepts connections.
+func retry(ctx context.Context, f func() error) error {
+	for {
+		err := f()
+		if err == nil || broker.IsNotFound(err) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }

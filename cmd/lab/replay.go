@@ -1,0 +1,170 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/broker"
+	"github.com/rmlab/lab/cleaner"
+	"github.com/rmlab/lab/labs"
+	"github.com/rmlab/lab/replay"
+	"github.com/rmlab/lab/services"
+	"github.com/rmlab/lab/steps"
+)
+
+type replayFlags struct {
+	all, json         bool
+	junit, transcript string
+	parallel          int
+}
+
+// defaultParallel is how many lessons `lab replay` runs side by side unless
+// told: replay mostly waits, so two per core (at eight the longest lesson,
+// ~13 s, bounds the run anyway; README, Figures), and never more than the
+// MySQL server's free connections have room for: on a workshop's shared
+// server every learner's lanes count.
+func defaultParallel(ctx context.Context, svc *services.Services) int {
+	n := min(max(2*runtime.NumCPU(), 2), 8)
+	if room, _, err := connectionRoom(ctx, svc); err == nil {
+		n = min(n, max(room, 1))
+	}
+	return n
+}
+
+func cmdReplay(ctx context.Context, g globals, args []string, f replayFlags, stdout, stderr io.Writer) int {
+	all, jsonOut, junit, transcript := f.all, f.json, f.junit, f.transcript
+	if f.parallel < 0 {
+		fmt.Fprintln(stderr, "lab replay: --parallel N wants N ≥ 1 (1: one lesson after another)")
+		return 2
+	}
+	var lessons []*lab.Lesson
+	var ids []string
+	for _, a := range args {
+		if strings.HasSuffix(a, ".md") {
+			l, err := labs.LoadFile(a)
+			if err != nil {
+				printErr(stderr, err)
+				return 1
+			}
+			lessons = append(lessons, l)
+		} else {
+			ids = append(ids, a)
+		}
+	}
+	var unloaded labs.FileErrors
+	if len(ids) > 0 || all || len(lessons) == 0 {
+		ls, err := loadLessons(g)
+		unloaded = partialLoad(err)
+		if err != nil && unloaded == nil {
+			printErr(stderr, err)
+			return 1
+		}
+		if err != nil {
+			printErr(stderr, err)
+		}
+		if !all {
+			unloaded = nil // only --all asked for those files
+		}
+		if all || (len(ids) == 0 && len(lessons) == 0) {
+			if !all {
+				fmt.Fprintln(stderr, "lab replay: name lesson ids, a lesson file, or --all")
+				return 2
+			}
+			lessons = append(lessons, ls...)
+		}
+		for _, id := range ids {
+			l := labs.Find(ls, id)
+			if l == nil {
+				fmt.Fprintf(stderr, "lab replay: no lesson %q (see `lab list`)\n", id)
+				if err != nil {
+					fmt.Fprintln(stderr, "lab replay: it may be in one of the files above that did not load")
+				}
+				return 2
+			}
+			lessons = append(lessons, l)
+		}
+	}
+	svc, code := connect(ctx, g, stderr, true)
+	if svc == nil {
+		return code
+	}
+	defer svc.Close()
+	queues := broker.NewReader(svc)
+	env := &steps.Env{Svc: svc, Binary: binary(), Replay: true, Queues: queues.Read}
+	parallel := f.parallel
+	if parallel == 0 {
+		parallel = defaultParallel(ctx, svc)
+	}
+	rep := replay.Run(ctx, env, lessons, replay.Options{
+		Progress: func(line string) { fmt.Fprintln(stderr, line) },
+		Caps:     svc.Info.Caps(),
+		Parallel: parallel,
+		Lane: func(i int) *steps.Env {
+			ls := svc.Lane(i)
+			return &steps.Env{Svc: ls, Binary: env.Binary, Replay: true, Queues: queues.For(ls.Names).Read}
+		},
+		Done: func(lane *steps.Env) { dropLane(ctx, g, lane.Svc, stderr) },
+	})
+	rep.AddUnloadable(unloaded)
+	fmt.Fprintln(stderr, rep.Summary())
+	if jsonOut {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			fmt.Fprintln(stderr, "lab replay:", err)
+			return 1
+		}
+	}
+	for _, out := range []struct {
+		path  string
+		write func(io.Writer) error
+	}{{junit, rep.WriteJUnit}, {transcript, rep.WriteTranscript}} {
+		if out.path == "" {
+			continue
+		}
+		f, err := os.Create(out.path)
+		if err == nil {
+			err = out.write(f)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "lab replay: write %s: %v\n", out.path, err)
+			return 1
+		}
+	}
+	if ctx.Err() != nil {
+		return 130
+	}
+	if rep.Failed > 0 {
+		return 1
+	}
+	return 0
+}
+
+// dropLane removes what a lesson left in its replay lane (NS_rK): no
+// learner can open a lane, so nothing there is worth keeping, and a lane
+// left behind is two databases, queues and keys per lesson per run. What
+// cannot be removed is said on stderr; the replay's verdict stands.
+func dropLane(ctx context.Context, g globals, lane *services.Services, stderr io.Writer) {
+	if !services.IsLaneNamespace(lane.Names.NS) {
+		return
+	}
+	c, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	var out strings.Builder
+	cl := cleaner.New(c, lane, g.lessons, &out)
+	defer cl.Close()
+	cl.Namespace(c, lane.Names)
+	if cl.Failed() {
+		fmt.Fprintf(stderr, "lab replay: replay lane %s was not removed completely (`lab clean` with the replay's --namespace removes its lanes later):\n%s", lane.Names.NS, out.String())
+	}
+}

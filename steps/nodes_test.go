@@ -1,0 +1,85 @@
+package steps_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/internal/labtest"
+	"github.com/rmlab/lab/node"
+	"github.com/rmlab/lab/steps"
+)
+
+func TestNodesStepReadsOneNodeOrAListAndRefusesTheRest(t *testing.T) {
+	k, _ := steps.Lookup("nodes")
+	for _, c := range []struct {
+		attrs string
+		ok    bool
+	}{
+		{"start=3", true}, {"start=1", true}, {"kill=2", true}, {"restart=1,2", true}, {"stop=3", true},
+		{"restart=${victim}", true},
+		{"start=2", false}, {"start=1,3", false}, {"kill=4", false}, {"restart=1,1", false},
+		{"restart=a", false}, {"kill=1 restart=2", false}, {"", false},
+	} {
+		err := k.Check(step("nodes", c.attrs, ""))
+		if (err == nil) != c.ok {
+			t.Errorf("nodes %s: error %v, want ok=%v", c.attrs, err, c.ok)
+		}
+	}
+}
+
+// The options of a lesson share its nodes: the second run takes the node
+// the first left, started again, with the first run's queues gone (a
+// quorum queue emptied) — no new boot.
+func TestASecondRunTakesTheShelvedNodesRunningAgainWithTheQueuesGone(t *testing.T) {
+	if _, err := node.Server(); err != nil {
+		t.Skip(err)
+	}
+	env := labtest.Connect(t)
+	if !env.Svc.Info.OwnBroker {
+		t.Skip(env.Svc.Info.OwnBrokerNote)
+	}
+	shelf := &steps.NodeShelf{}
+	t.Cleanup(shelf.Close)
+	e := &steps.Env{Svc: env.Svc, Replay: true, Nodes: shelf}
+	l := &lab.Lesson{ID: "t", Part: lab.PartBroker}
+	ctx := context.Background()
+
+	r1 := steps.NewRun(e, l, nil)
+	must(t, r1, step("nodes", "start=1", ""))
+	must(t, r1, step("declare", "", "queue orders.classic\nqueue orders.quorum type=quorum"))
+	must(t, r1, step("publish", "queue=orders.classic confirm", "{}"))
+	must(t, r1, step("publish", "queue=orders.quorum confirm", "{}"))
+	must(t, r1, step("nodes", "kill=1", ""))
+	r1.Close()
+
+	r2 := steps.NewRun(e, l, nil)
+	t.Cleanup(r2.Close)
+	res := must(t, r2, step("nodes", "start=1", ""))
+	if !strings.Contains(res.Observed, "from the previous option, ready again") {
+		t.Fatalf("the second run booted a new node instead of taking the shelved one:\n%s", res.Observed)
+	}
+	if !strings.Contains(res.Observed, "running") {
+		t.Fatalf("the shelved node is not running again:\n%s", res.Observed)
+	}
+	// The first run's classic queue is gone, not merely empty.
+	must(t, r2, step("queues", "", "orders.classic"))
+	res = r2.Step(ctx, step("expect", "", "ready orders.classic 0"))
+	if res.Passed || !strings.Contains(res.Why+res.Observed, "does not exist") {
+		t.Fatalf("orders.classic is still there after the shelf's clean-up: %s\n%s", res.Why, res.Observed)
+	}
+	// Declared again, as the next option does, both start empty.
+	must(t, r2, step("declare", "", "queue orders.classic\nqueue orders.quorum type=quorum"))
+	must(t, r2, step("expect", "", "ready orders.classic 0\nready orders.quorum 0"))
+
+	// Without a shelf every run boots its own.
+	r2.Close()
+	shelf.Close()
+	r3 := steps.NewRun(&steps.Env{Svc: env.Svc, Replay: true}, l, nil)
+	t.Cleanup(r3.Close)
+	res = must(t, r3, step("nodes", "start=1", ""))
+	if strings.Contains(res.Observed, "from the previous option") {
+		t.Fatalf("a run without a shelf took someone's nodes:\n%s", res.Observed)
+	}
+}
