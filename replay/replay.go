@@ -120,39 +120,99 @@ func Run(ctx context.Context, env *steps.Env, lessons []*lab.Lesson, opt Options
 	return rep
 }
 
-// runLanes runs up to opt.Parallel lessons at once, each in its lane, the
-// costliest first so that a long lesson does not start last; then, with
-// nothing beside them, the lessons that must run alone.
+// runLanes runs up to opt.Parallel units at once, each in a lane of its
+// own, the costliest first so that a long lesson does not start last; then,
+// with nothing beside them, the lessons that must run alone. A unit is a
+// lesson, or one path of a lesson whose options share nothing and take
+// long (lesson 31's chaos runs): those paths run side by side, each in a
+// lane of its own, and their reports join in path order.
 func runLanes(ctx context.Context, lessons []*lab.Lesson, opt Options, finish func(int, LessonReport)) {
-	var side, alone []int
+	type unit struct {
+		lesson int
+		paths  []map[string]string
+		lane   int
+		cost   float64
+	}
+	var side []unit
+	var alone []int
+	extra := len(lessons) // lanes past the lessons' own: a lesson's other paths
 	for i, l := range lessons {
 		if Alone(l, opt.Caps) {
 			alone = append(alone, i)
-		} else {
-			side = append(side, i)
+			continue
 		}
+		paths := steps.Paths(l)
+		if per := Cost(l) / float64(len(paths)); len(paths) > 1 && !startsNodes(l) && per >= splitCost {
+			for j, p := range paths {
+				lane := i
+				if j > 0 {
+					lane = extra
+					extra++
+				}
+				side = append(side, unit{i, []map[string]string{p}, lane, per})
+			}
+			continue
+		}
+		side = append(side, unit{i, paths, i, Cost(l)})
 	}
-	slices.SortStableFunc(side, func(a, b int) int { return int(Cost(lessons[b]) - Cost(lessons[a])) })
-	work := make(chan int)
+	slices.SortStableFunc(side, func(a, b unit) int {
+		switch {
+		case a.cost > b.cost:
+			return -1
+		case a.cost < b.cost:
+			return 1
+		}
+		return 0
+	})
+	// The paths of a split lesson report once all are in.
+	var mu sync.Mutex
+	parts := map[int][]LessonReport{}
+	first := map[int]time.Time{}
+	want := map[int]int{}
+	for _, u := range side {
+		want[u.lesson]++
+	}
+	work := make(chan unit)
 	var wg sync.WaitGroup
 	for range min(opt.Parallel, max(len(side), 1)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range work {
-				env := opt.Lane(i)
-				finish(i, Lesson(ctx, env, lessons[i], opt))
+			for u := range work {
+				env := opt.Lane(u.lane)
+				start := time.Now()
+				lr := lessonPaths(ctx, env, lessons[u.lesson], u.paths, opt)
 				if opt.Done != nil {
 					opt.Done(env)
+				}
+				if want[u.lesson] == 1 {
+					finish(u.lesson, lr)
+					continue
+				}
+				mu.Lock()
+				if t, ok := first[u.lesson]; !ok || start.Before(t) {
+					first[u.lesson] = start
+				}
+				parts[u.lesson] = append(parts[u.lesson], lr)
+				var ps []LessonReport
+				if len(parts[u.lesson]) == want[u.lesson] {
+					ps = parts[u.lesson]
+				}
+				began := first[u.lesson]
+				mu.Unlock()
+				if ps != nil {
+					order := steps.Paths(lessons[u.lesson])
+					slices.SortStableFunc(ps, func(a, b LessonReport) int { return pathIndex(order, a) - pathIndex(order, b) })
+					finish(u.lesson, merge(ps, time.Since(began)))
 				}
 			}
 		}()
 	}
-	for _, i := range side {
+	for _, u := range side {
 		if ctx.Err() != nil {
 			break
 		}
-		work <- i
+		work <- u
 	}
 	close(work)
 	wg.Wait()
@@ -166,6 +226,39 @@ func runLanes(ctx context.Context, lessons []*lab.Lesson, opt Options, finish fu
 			opt.Done(env)
 		}
 	}
+}
+
+// splitCost is the estimated seconds per path from which a lesson's paths
+// run side by side: below it a lane's own reset costs more than it saves.
+const splitCost = 6
+
+func startsNodes(l *lab.Lesson) bool {
+	for _, s := range l.Steps() {
+		if s.Kind == "nodes" {
+			return true
+		}
+	}
+	return false
+}
+
+// pathIndex is where a path's report goes among the lesson's paths: the
+// option its first step ran under.
+func pathIndex(paths []map[string]string, lr LessonReport) int {
+	if len(lr.Steps) == 0 {
+		return len(paths)
+	}
+	opt := lr.Steps[0].Option
+	for i, p := range paths {
+		var parts []string
+		for k, v := range p {
+			parts = append(parts, k+"="+v)
+		}
+		slices.Sort(parts)
+		if strings.Join(parts, ",") == opt {
+			return i
+		}
+	}
+	return len(paths)
 }
 
 // Cost estimates a lesson's replay time in seconds from what it runs on
@@ -251,6 +344,11 @@ func progress(opt Options, l *lab.Lesson, lr LessonReport) {
 
 // Lesson replays one lesson along every path of its choices.
 func Lesson(ctx context.Context, env *steps.Env, l *lab.Lesson, opt Options) (lr LessonReport) {
+	return lessonPaths(ctx, env, l, steps.Paths(l), opt)
+}
+
+// lessonPaths replays l along the given paths, one after another in env.
+func lessonPaths(ctx context.Context, env *steps.Env, l *lab.Lesson, paths []map[string]string, opt Options) (lr LessonReport) {
 	start := time.Now()
 	lr = LessonReport{ID: l.ID, Number: l.Number, Title: l.Title, Part: l.Part, ExplainOnly: l.ExplainOnly, Passed: true, File: l.File,
 		Steps: []lab.Result{}} // [] not null in JSON, for an explain-only lesson too
@@ -274,7 +372,7 @@ func Lesson(ctx context.Context, env *steps.Env, l *lab.Lesson, opt Options) (lr
 		env = &e
 		defer e.Nodes.Close()
 	}
-	for _, path := range steps.Paths(l) {
+	for _, path := range paths {
 		r := steps.NewRun(env, l, path)
 		for _, s := range l.Steps() {
 			c, cancel := context.WithTimeout(ctx, timeout)
@@ -305,6 +403,26 @@ func Lesson(ctx context.Context, env *steps.Env, l *lab.Lesson, opt Options) (lr
 			break
 		}
 	}
+	return lr
+}
+
+// merge joins the reports of a lesson's paths run side by side, in path
+// order; its duration is the wall time from the first start to the last end.
+func merge(parts []LessonReport, wall time.Duration) LessonReport {
+	lr := parts[0]
+	lr.Steps = append([]lab.Result{}, parts[0].Steps...)
+	lr.Ledgers = append([]lab.Ledger(nil), parts[0].Ledgers...)
+	for _, p := range parts[1:] {
+		lr.Steps = append(lr.Steps, p.Steps...)
+		lr.Ledgers = append(lr.Ledgers, p.Ledgers...)
+		if !p.Passed {
+			lr.Passed = false
+			if lr.Why == "" {
+				lr.Why = p.Why
+			}
+		}
+	}
+	lr.DurationMS = wall.Milliseconds()
 	return lr
 }
 
