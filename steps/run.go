@@ -109,6 +109,8 @@ type Run struct {
 	// the screen's re-run of a reopened lesson, and everything after it in
 	// that run, so the state rebuilt fast stays consistent.
 	Short bool
+	// lastSQL is when the run's last statement ended (settleTrxCache).
+	lastSQL time.Time
 
 	mu       sync.Mutex
 	sessions map[string]*Session

@@ -3,6 +3,7 @@ package steps
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -110,12 +111,14 @@ func (sqlKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	}
 	for i, st := range stmts {
 		res.Sent = append(res.Sent, st)
+		r.settleTrxCache(ctx, st)
 		sess.Start(st)
 		wait := timeout
 		if blocks && i == len(stmts)-1 {
 			wait = grace
 		}
 		o := sess.Await(wait)
+		r.touchSQL()
 		r.SetOutcome(o)
 		obs = append(obs, fmt.Sprintf("%s> %s;\n%s", name, st, o.Text()))
 		if o.Pending {
@@ -175,6 +178,7 @@ func (awaitKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		return fail("session %s has no statement waiting", name)
 	}
 	o := sess.Await(timeout)
+	r.touchSQL()
 	r.SetOutcome(o)
 	res := lab.Result{Passed: true, Observed: fmt.Sprintf("[%s] %s\n[%s] waited %s in all", name, o.Text(), name, o.Elapsed.Round(time.Millisecond))}
 	if o.Pending {
@@ -188,4 +192,35 @@ func (awaitKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		res.Why = "wanted error " + s.Attrs["error"] + ", but the statement succeeded"
 	}
 	return res
+}
+
+// trxCacheRe matches the information_schema tables InnoDB serves from a
+// cache it refreshes only when the cache is older than 0.1 s.
+var trxCacheRe = regexp.MustCompile(`(?i)information_schema\.innodb_(trx|locks|lock_waits)\b`)
+
+// settleTrxCache waits, before a statement that reads InnoDB's transaction
+// tables, until 110 ms have passed since the run's last statement ended: a
+// cache filled before that statement (by any session on the server, another
+// learner's included) is then old enough to be refreshed by this read, so
+// the read sees the transaction the lesson just began. Without it, two
+// replays side by side saw lesson 1's open transaction missing on MySQL 9.7.
+func (r *Run) settleTrxCache(ctx context.Context, stmt string) {
+	if !trxCacheRe.MatchString(stmt) {
+		return
+	}
+	r.mu.Lock()
+	last := r.lastSQL
+	r.mu.Unlock()
+	if d := time.Until(last.Add(110 * time.Millisecond)); d > 0 {
+		select {
+		case <-ctx.Done():
+		case <-time.After(d):
+		}
+	}
+}
+
+func (r *Run) touchSQL() {
+	r.mu.Lock()
+	r.lastSQL = time.Now()
+	r.mu.Unlock()
 }
