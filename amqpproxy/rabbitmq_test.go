@@ -1,4 +1,4 @@
-package amqpproxy
+package amqpproxy_test
 
 import (
 	"bytes"
@@ -9,33 +9,76 @@ import (
 	"io"
 	mrand "math/rand/v2"
 	"net"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	. "github.com/rmlab/lab/amqpproxy"
+	"github.com/rmlab/lab/internal/labtest"
 	"github.com/rmlab/lab/services"
 )
 
-// These tests run against the real RabbitMQ the lab uses. Other test
-// packages share that broker concurrently, so every queue and exchange gets
-// a random name and is deleted afterwards (x-expires is a safety net).
+// These tests run against the real RabbitMQ the lab uses (LAB_AMQP_URL,
+// which CI points at RabbitMQ 4.x too, else the local default), each in a
+// namespace of its own (labtest): other test packages share that broker
+// concurrently, so every queue and exchange gets a random name in it and
+// is deleted afterwards (x-expires is a safety net).
 
-// brokerURL is LAB_AMQP_URL (CI points it at RabbitMQ 4.x too), else the
-// local default; upstream is where it dials.
-var (
-	brokerURL   = services.Config{}.FromEnv().AMQP
-	upstream, _ = services.AMQPAddr(brokerURL)
-)
+func TestMain(m *testing.M) { labtest.Main(m) }
 
-func uniqueName(kind string) string {
-	return fmt.Sprintf("amqpproxy-test-%s-%s", kind, strings.ToLower(rand.Text()[:12]))
+// envs is each running test's connection to the broker, made on first use.
+var envs sync.Map // *testing.T → *labtest.Env
+
+func brokerEnv(t *testing.T) *labtest.Env {
+	t.Helper()
+	if e, ok := envs.Load(t); ok {
+		return e.(*labtest.Env)
+	}
+	e := labtest.Connect(t, labtest.RabbitMQ)
+	envs.Store(t, e)
+	t.Cleanup(func() { envs.Delete(t) })
+	return e
+}
+
+// brokerURL is the test's broker; upstream is where it dials.
+func brokerURL(t *testing.T) string { return brokerEnv(t).Svc.Config.AMQP }
+
+func upstream(t *testing.T) string {
+	addr, err := services.AMQPAddr(brokerURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return addr
+}
+
+// via is the broker's URL with another address in it: the same user,
+// password and vhost through a proxy or a tee.
+func via(t *testing.T, addr string) string {
+	u, err := url.Parse(brokerURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Host = addr
+	return u.String()
+}
+
+// uniqueName is a fresh queue ("q") or exchange ("x") name in the test's
+// namespace, which the harness removes (and checks for) when the test ends.
+func uniqueName(t *testing.T, kind string) string {
+	name := fmt.Sprintf("amqpproxy-test-%s-%s", kind, strings.ToLower(rand.Text()[:12]))
+	if kind == "x" {
+		return brokerEnv(t).Exchange(name)
+	}
+	return brokerEnv(t).Queue(name)
 }
 
 func newProxy(t *testing.T) *Proxy {
 	t.Helper()
-	p, err := New("", upstream)
+	p, err := New("", upstream(t))
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -51,9 +94,9 @@ func newProxy(t *testing.T) *Proxy {
 // broker's real state and to manage test resources.
 func dialDirect(t *testing.T) *amqp.Connection {
 	t.Helper()
-	conn, err := amqp.Dial(brokerURL)
+	conn, err := amqp.Dial(brokerURL(t))
 	if err != nil {
-		t.Fatalf("dial RabbitMQ at %s (is it running?): %v", upstream, err)
+		t.Fatalf("dial RabbitMQ at %s (is it running?): %v", upstream(t), err)
 	}
 	t.Cleanup(func() { conn.Close() })
 	return conn
@@ -62,7 +105,7 @@ func dialDirect(t *testing.T) *amqp.Connection {
 // dialViaProxy returns a confirm-mode channel whose traffic crosses p.
 func dialViaProxy(t *testing.T, p *Proxy) (*amqp.Connection, *amqp.Channel) {
 	t.Helper()
-	conn, err := amqp.Dial(p.URL("guest", "guest", "/"))
+	conn, err := amqp.Dial(via(t, p.Addr()))
 	if err != nil {
 		t.Fatalf("dial via proxy: %v", err)
 	}
@@ -89,7 +132,7 @@ func withChannel(t *testing.T, conn *amqp.Connection, f func(*amqp.Channel) erro
 
 func declareQueue(t *testing.T, direct *amqp.Connection) string {
 	t.Helper()
-	name := uniqueName("q")
+	name := uniqueName(t, "q")
 	err := withChannel(t, direct, func(ch *amqp.Channel) error {
 		_, err := ch.QueueDeclare(name, false, true, false, false, amqp.Table{"x-expires": int32(120_000)})
 		return err
@@ -110,7 +153,7 @@ func declareQueue(t *testing.T, direct *amqp.Connection) string {
 // mandatory publish to it is returned.
 func declareExchange(t *testing.T, direct *amqp.Connection) string {
 	t.Helper()
-	name := uniqueName("x")
+	name := uniqueName(t, "x")
 	err := withChannel(t, direct, func(ch *amqp.Channel) error {
 		return ch.ExchangeDeclare(name, amqp.ExchangeDirect, false, false, false, false, nil)
 	})
@@ -354,6 +397,7 @@ func recordSession(t *testing.T) (toBroker, toClient []byte) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
+	up := upstream(t)
 	var c2b, b2c bytes.Buffer
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -364,7 +408,7 @@ func recordSession(t *testing.T) (toBroker, toClient []byte) {
 			return
 		}
 		defer client.Close()
-		broker, err := net.Dial("tcp", upstream)
+		broker, err := net.Dial("tcp", up)
 		if err != nil {
 			return
 		}
@@ -376,7 +420,7 @@ func recordSession(t *testing.T) (toBroker, toClient []byte) {
 		inner.Wait()
 	}()
 
-	conn, err := amqp.Dial("amqp://guest:guest@" + ln.Addr().String() + "/")
+	conn, err := amqp.Dial(via(t, ln.Addr().String()))
 	if err != nil {
 		t.Fatalf("dial via tee: %v", err)
 	}
@@ -432,12 +476,12 @@ func TestForwardsRecordedRabbitMQSessionByteIdentical(t *testing.T) {
 	}
 	// Replay both directions through the proxy (no faults) in random
 	// fragments; both ends must receive exactly the recorded bytes.
-	h := newHarness(t)
-	go writeChunked(h.client, toBroker, mrand.New(mrand.NewPCG(21, 21)))
-	go writeChunked(h.broker, toClient, mrand.New(mrand.NewPCG(22, 22)))
-	assertEqualBytes(t, "client→broker replay", readExactly(t, h.broker, len(toBroker)), toBroker)
-	assertEqualBytes(t, "broker→client replay", readExactly(t, h.client, len(toClient)), toClient)
-	if c := h.p.Counts(); c.Publishes != 4 || c.ReturnsForwarded != 1 {
+	p, client, broker := NewHarness(t)
+	go WriteChunked(client, toBroker, mrand.New(mrand.NewPCG(21, 21)))
+	go WriteChunked(broker, toClient, mrand.New(mrand.NewPCG(22, 22)))
+	AssertEqualBytes(t, "client→broker replay", ReadExactly(t, broker, len(toBroker)), toBroker)
+	AssertEqualBytes(t, "broker→client replay", ReadExactly(t, client, len(toClient)), toClient)
+	if c := p.Counts(); c.Publishes != 4 || c.ReturnsForwarded != 1 {
 		t.Fatalf("counts = %+v, want 4 publishes and 1 return seen", c)
 	}
 }

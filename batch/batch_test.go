@@ -3,7 +3,6 @@ package batch_test
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"fmt"
 	"strings"
 	"sync"
@@ -14,44 +13,34 @@ import (
 
 	"github.com/rmlab/lab/batch"
 	"github.com/rmlab/lab/broker"
+	"github.com/rmlab/lab/internal/labtest"
 	"github.com/rmlab/lab/services"
-	labsql "github.com/rmlab/lab/sql"
 	"github.com/rmlab/lab/worker"
 )
 
+func TestMain(m *testing.M) { labtest.Main(m) }
+
 // setup gives a test its own namespace: blog_idempotency_lab_NS with
 // accounts 1..3, and a marked queue orders_NS holding one paid order per
-// account.
+// account. The consumer reads the namespace from the environment, as a
+// worker process does.
 func setup(t *testing.T) *services.Services {
 	t.Helper()
-	ns := "bc" + strings.ToLower(rand.Text()[:10])
-	t.Setenv("LAB_NAMESPACE", ns)
+	env := labtest.Connect(t, labtest.MySQL, labtest.RabbitMQ)
+	svc := env.Svc
+	t.Setenv("LAB_NAMESPACE", env.NS)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	svc, err := services.Connect(ctx, services.Config{Namespace: ns, NoDocker: true}, true)
-	if err != nil {
+	env.Database(services.IdempotencyDB)
+	if _, err := svc.MySQL.ExecContext(ctx, svc.Names.SQL("INSERT INTO blog_idempotency_lab.points_account VALUES(1,0),(2,0),(3,0)")); err != nil {
 		t.Fatal(err)
 	}
-	db := svc.Names.Name(services.IdempotencyDB)
-	schema, _ := labsql.File(labsql.Schema(services.IdempotencyDB))
-	c, err := svc.MySQL.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, st := range append(labsql.Split(schema), "INSERT INTO points_account VALUES(1,0),(2,0),(3,0)") {
-		if _, err := c.ExecContext(ctx, svc.Names.SQL(st)); err != nil {
-			t.Fatalf("%s: %v", st, err)
-		}
-	}
-	c.Close()
-	if err := services.Mark(ctx, svc.MySQL, db); err != nil {
-		t.Fatal(err)
-	}
-	q := svc.Names.Name("orders")
+	q := env.Queue("orders")
 	conn, err := services.DialAMQP(ctx, svc.Config.AMQP)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer conn.Close()
 	ch, _ := conn.Channel()
 	if err := broker.DeclareQueue(ch, broker.Queue{Name: q, Durable: true}); err != nil {
 		t.Fatal(err)
@@ -67,14 +56,6 @@ func setup(t *testing.T) *services.Services {
 			t.Fatalf("publish not confirmed: %v", err)
 		}
 	}
-	conn.Close()
-	t.Cleanup(func() {
-		cl := broker.NewClient(svc.Config.AMQP)
-		cl.Remove(context.Background(), "queue", q)
-		cl.Close()
-		services.DropOwned(context.Background(), svc.MySQL, db)
-		svc.Close()
-	})
 	return svc
 }
 

@@ -2,19 +2,23 @@ package bench_test
 
 import (
 	"context"
-	"crypto/rand"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/rmlab/lab/bench"
+	"github.com/rmlab/lab/internal/labtest"
 	"github.com/rmlab/lab/services"
 )
 
-// A small run against the real services, under a random namespace.
+func TestMain(m *testing.M) { labtest.Main(m) }
+
+// A small run against the real services, in a namespace of the test's own
+// (the bench adds "bench" to it).
 func TestBenchRelayMeasuresBothSidesAndLeavesNothingBehind(t *testing.T) {
-	ns := "bt" + strings.ToLower(rand.Text()[:6])
-	cfg := services.Config{Namespace: ns}
+	env := labtest.Connect(t, labtest.MySQL, labtest.RabbitMQ)
+	cfg := env.Config()
+	ns := env.NS
+	env.Track("queue", services.Names{NS: env.Derived("bench")}.Name("bench.relay"))
 	res, err := bench.Run(context.Background(), cfg, bench.Options{Events: 300, Workers: 2, Batch: 20, SkipLocked: true, Rounds: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -22,11 +26,7 @@ func TestBenchRelayMeasuresBothSidesAndLeavesNothingBehind(t *testing.T) {
 	if res.EventsPerSec <= 0 || res.BaselinePerSec <= 0 || res.Ratio <= 0 || res.P50ms <= 0 || res.P99ms < res.P50ms || res.ClaimSelectMs <= 0 {
 		t.Fatalf("implausible result %+v", res)
 	}
-	server, err := services.Open(context.Background(), cfg.FromEnv().MySQL, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer server.Close()
+	server := env.Svc.MySQL
 	var n int
 	name := services.Names{NS: ns + "bench"}.Name(services.OutboxDB)
 	if err := server.QueryRow("SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME=?", name).Scan(&n); err != nil || n != 0 {
@@ -39,8 +39,9 @@ func TestBenchRelayMeasuresBothSidesAndLeavesNothingBehind(t *testing.T) {
 // in the claim SELECT's time (the hold is long, so this is a behaviour, not
 // a speed, and stays far from any threshold).
 func TestPlainForUpdateClaimsWaitBehindAHeldClaimAndSkipLockedOnesDoNot(t *testing.T) {
-	ns := "bw" + strings.ToLower(rand.Text()[:6])
-	cfg := services.Config{Namespace: ns}
+	env := labtest.Connect(t, labtest.MySQL, labtest.RabbitMQ)
+	cfg := env.Config()
+	env.Track("queue", services.Names{NS: env.Derived("bench")}.Name("bench.relay"))
 	hold := 40 * time.Millisecond
 	sel := map[bool]float64{}
 	for _, skip := range []bool{true, false} {

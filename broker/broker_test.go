@@ -8,31 +8,53 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 	lab "github.com/rmlab/lab"
 	"github.com/rmlab/lab/broker"
+	"github.com/rmlab/lab/internal/labtest"
 	"github.com/rmlab/lab/services"
 )
 
-// Tests talk to the real RabbitMQ (and a fake management API). Others use
-// the same broker at the same time, so every name is random.
+// Tests talk to the real RabbitMQ (and a fake management API), each in a
+// namespace of its own (labtest): others use the same broker at the same
+// time, so every name is random too.
 
-// brokerURL is the broker the tests run against: LAB_AMQP_URL (CI points it
-// at RabbitMQ 4.x too), else the local default.
-var brokerURL = services.Config{}.FromEnv().AMQP
+func TestMain(m *testing.M) { labtest.Main(m) }
 
-func uniqueName(_ *testing.T) string {
-	return "brokertest-" + strings.ToLower(rand.Text()[:12])
+// envs is each running test's connection to the broker, made on first use.
+var envs sync.Map // *testing.T → *labtest.Env
+
+// brokerEnv is the test's broker (LAB_AMQP_URL, which CI points at
+// RabbitMQ 4.x too, else the local default) and namespace.
+func brokerEnv(t *testing.T) *labtest.Env {
+	t.Helper()
+	if e, ok := envs.Load(t); ok {
+		return e.(*labtest.Env)
+	}
+	e := labtest.Connect(t, labtest.RabbitMQ)
+	envs.Store(t, e)
+	t.Cleanup(func() { envs.Delete(t) })
+	return e
+}
+
+// brokerURL is the AMQP URL the test's broker answers at.
+func brokerURL(t *testing.T) string { return brokerEnv(t).Svc.Config.AMQP }
+
+// uniqueName is a fresh queue name in the test's namespace, which the
+// harness removes (and checks for) when the test ends.
+func uniqueName(t *testing.T) string {
+	return brokerEnv(t).Queue("brokertest-" + strings.ToLower(rand.Text()[:12]))
 }
 
 func channel(t *testing.T) *amqp.Channel {
 	t.Helper()
-	conn, err := services.DialAMQP(context.Background(), brokerURL)
+	conn, err := services.DialAMQP(context.Background(), brokerURL(t))
 	if err != nil {
-		t.Fatalf("RabbitMQ at %s: %v", brokerURL, err)
+		t.Fatalf("RabbitMQ at %s: %v", brokerURL(t), err)
 	}
 	t.Cleanup(func() { conn.Close() })
 	ch, err := conn.Channel()
@@ -61,8 +83,8 @@ func publish(t *testing.T, ch *amqp.Channel, queue string, n int) {
 	}
 }
 
-func reader() *broker.Reader {
-	return &broker.Reader{Client: broker.NewClient(brokerURL)}
+func reader(t *testing.T) *broker.Reader {
+	return &broker.Reader{Client: broker.NewClient(brokerURL(t))}
 }
 
 func declare(t *testing.T, q broker.Queue) {
@@ -70,8 +92,9 @@ func declare(t *testing.T, q broker.Queue) {
 	if err := broker.DeclareQueue(channel(t), q); err != nil {
 		t.Fatalf("declare %s: %v", q, err)
 	}
+	url := brokerURL(t)
 	t.Cleanup(func() {
-		c := broker.NewClient(brokerURL)
+		c := broker.NewClient(url)
 		defer c.Close()
 		if _, err := c.Remove(context.Background(), "queue", q.Name); err != nil {
 			t.Errorf("remove %s: %v", q.Name, err)
@@ -83,7 +106,7 @@ func TestStatCountsReadyAndConsumersAtTheBrokerAndUnackedTheLabHolds(t *testing.
 	name := uniqueName(t)
 	declare(t, broker.Queue{Name: name, Durable: true})
 	publish(t, channel(t), name, 2)
-	r := reader()
+	r := reader(t)
 	defer r.Client.Close()
 	st, err := r.Stat(context.Background(), name)
 	if err != nil {
@@ -101,7 +124,7 @@ func TestStatCountsReadyAndConsumersAtTheBrokerAndUnackedTheLabHolds(t *testing.
 }
 
 func TestStatOfAMissingQueueSaysItDoesNotExist(t *testing.T) {
-	r := reader()
+	r := reader(t)
 	defer r.Client.Close()
 	st, err := r.Stat(context.Background(), uniqueName(t))
 	if err != nil || st.Exists {
@@ -117,7 +140,7 @@ func TestStreamLengthIsReadFromTheLogWherePassiveDeclareSaysZero(t *testing.T) {
 	name := uniqueName(t)
 	declare(t, broker.Queue{Name: name, Type: broker.Stream, Durable: true})
 	publish(t, channel(t), name, 3)
-	r := reader()
+	r := reader(t)
 	defer r.Client.Close()
 	st, err := r.Stat(context.Background(), name)
 	if err != nil {
@@ -134,7 +157,7 @@ func TestRemoveRefusesAQueueTheLabDidNotCreate(t *testing.T) {
 	if _, err := ch.QueueDeclare(name, true, false, false, false, nil); err != nil {
 		t.Fatal(err)
 	}
-	c := broker.NewClient(brokerURL)
+	c := broker.NewClient(brokerURL(t))
 	defer c.Close()
 	_, err := c.Remove(context.Background(), "queue", name)
 	var le *lab.Error
@@ -152,13 +175,13 @@ func TestRemoveDeletesAMarkedQueueAndItsMark(t *testing.T) {
 	if err := broker.DeclareQueue(channel(t), broker.Queue{Name: name, Durable: true}); err != nil {
 		t.Fatal(err)
 	}
-	c := broker.NewClient(brokerURL)
+	c := broker.NewClient(brokerURL(t))
 	defer c.Close()
 	note, err := c.Remove(context.Background(), "queue", name)
 	if err != nil || !strings.Contains(note, "queue.delete "+name) {
 		t.Fatalf("got %q, %v", note, err)
 	}
-	r := reader()
+	r := reader(t)
 	defer r.Client.Close()
 	if st, _ := r.Stat(context.Background(), name); st.Exists {
 		t.Fatal("the queue still exists")
@@ -223,7 +246,7 @@ func TestReaderTakesUnackedFromTheManagementAPIWhenItAnswers(t *testing.T) {
 	srv := fakeManagement(t, map[string]string{
 		"/api/queues/%2F/" + name: `{"name":"` + name + `","messages_ready":0,"messages_unacknowledged":4,"consumers":2}`,
 	})
-	r := reader()
+	r := reader(t)
 	defer r.Client.Close()
 	r.Mgmt = &broker.Management{Base: srv.URL, User: "guest", Pass: "guest", VHost: "/", HTTP: srv.Client()}
 	st, err := r.Stat(context.Background(), name)
@@ -261,20 +284,9 @@ func TestManagementURLOverridesTheDerivedAddressAndMayNameItsOwnUser(t *testing.
 // a queue with one ready and two unacked messages, read through the API the
 // lab finds from its config, as the queue panel and the ledgers read it.
 func TestRealManagementPluginReportsUnackedDeliveries(t *testing.T) {
-	cfg := services.Config{NoDocker: true}.FromEnv()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	svc, err := services.Connect(ctx, cfg, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer svc.Close()
-	if !svc.Info.Management {
-		if os.Getenv("LAB_REQUIRE_MANAGEMENT") == "1" {
-			t.Fatalf("the management API must answer here: %s", svc.Info.ManagementNote)
-		}
-		t.Skipf("no management plugin on this broker (%s); CI's RabbitMQ 4.x node has one (LAB_REQUIRE_MANAGEMENT=1)", svc.Info.ManagementNote)
-	}
+	env := brokerEnv(t)
+	env.RequireManagement() // a skip here, a failure with LAB_REQUIRE_MANAGEMENT=1
+	cfg := env.Config()
 	name := uniqueName(t)
 	declare(t, broker.Queue{Name: name, Durable: true})
 	ch := channel(t)
@@ -315,12 +327,12 @@ func TestRestartBringsTheBrokerBackAndKeepsADurableQueue(t *testing.T) {
 	name := uniqueName(t)
 	declare(t, broker.Queue{Name: name, Durable: true})
 	publish(t, channel(t), name, 1)
-	ran, took, err := broker.Restart(context.Background(), services.Config{}.FromEnv().Rabbitmqctl, brokerURL)
+	ran, took, err := broker.Restart(context.Background(), brokerEnv(t).Config().Rabbitmqctl, brokerURL(t))
 	if err != nil {
 		t.Fatalf("%v (ran %v)", err, ran)
 	}
 	t.Logf("restart took %s: %v", took, ran)
-	r := reader()
+	r := reader(t)
 	defer r.Client.Close()
 	st, err := r.Stat(context.Background(), name)
 	if err != nil || st.Ready != 1 {

@@ -3,7 +3,6 @@ package chaos_test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -17,28 +16,11 @@ import (
 	"time"
 
 	"github.com/rmlab/lab/chaos"
+	"github.com/rmlab/lab/internal/labtest"
 	"github.com/rmlab/lab/node"
-	"github.com/rmlab/lab/services"
 )
 
-var labBinary string
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "chaostest")
-	if err != nil {
-		panic(err)
-	}
-	labBinary = filepath.Join(dir, "lab")
-	for bin, pkg := range map[string]string{labBinary: "../cmd/lab", filepath.Join(dir, "lab-worker"): "../cmd/lab-worker"} {
-		if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", pkg, err, out)
-			os.Exit(1)
-		}
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { labtest.Main(m) }
 
 func TestTheSameSeedPlansTheSameFaultsAndAnotherSeedOthers(t *testing.T) {
 	o := chaos.Options{Seed: 42, Duration: 60 * time.Second, Relays: 3, Consumers: 2}
@@ -87,14 +69,25 @@ type run struct {
 	out     string
 }
 
-// labChaos runs `lab chaos` in namespace ns and reads its summary and history.
-func labChaos(t *testing.T, ns string, args ...string) run {
+// chaosEnv is a namespace of the test's own for `lab chaos` runs, and a
+// folder of its own for the broker nodes they start (LAB_NODES_DIR), so
+// what a test finds left is its own.
+func chaosEnv(t *testing.T) *labtest.Env {
 	t.Helper()
+	env := labtest.Connect(t)
+	env.Queue(chaos.QueueName)
+	return env
+}
+
+// labChaos runs `lab chaos` in env's namespace and reads its summary and history.
+func labChaos(t *testing.T, env *labtest.Env, args ...string) run {
+	t.Helper()
+	ns := env.NS
 	dir := t.TempDir()
 	hist := filepath.Join(dir, "history.jsonl")
 	args = append([]string{"chaos", "--namespace", ns, "--json", filepath.Join(dir, "summary.json"), "--history", hist,
 		"--report", filepath.Join(dir, "report.html")}, args...)
-	cmd := exec.Command(labBinary, args...)
+	cmd := exec.Command(labtest.Lab(t), args...)
 	out, err := cmd.CombinedOutput()
 	r := run{code: cmd.ProcessState.ExitCode(), out: string(out)}
 	if err != nil && r.code != 1 {
@@ -147,7 +140,8 @@ func faultLines(h string) []string {
 var short = []string{"--orders", "240", "--duration", "8s", "--quiet", "40s"}
 
 func TestTheCheckerFailsAPipelineThatMarksBeforePublishingWithTheOrdersItLost(t *testing.T) {
-	r := labChaos(t, "chmbp", append(short, "--seed", "3", "--pipeline", "mark-before-publish")...)
+	labtest.NodesDir(t)
+	r := labChaos(t, chaosEnv(t), append(short, "--seed", "3", "--pipeline", "mark-before-publish")...)
 	s := r.summary
 	if r.code != 1 || s.OK() || s.Lost == 0 || len(s.LostOrders) == 0 || !strings.Contains(r.out, "violation: lost:") {
 		t.Fatalf("exit %d, lost %d (%v), violations %v; want exit 1 and lost orders named\n%s", r.code, s.Lost, s.LostOrders, s.Violations, r.out)
@@ -156,7 +150,7 @@ func TestTheCheckerFailsAPipelineThatMarksBeforePublishingWithTheOrdersItLost(t 
 
 	// The same seed, another pipeline: the same fault lines, whatever the
 	// processes did in between.
-	f := labChaos(t, "chfresh", append(short, "--seed", "3", "--pipeline", "fresh-message-id")...)
+	f := labChaos(t, chaosEnv(t), append(short, "--seed", "3", "--pipeline", "fresh-message-id")...)
 	if f.code != 1 || f.summary.Twice == 0 || !strings.Contains(f.out, "violation: twice:") {
 		t.Fatalf("fresh-message-id: exit %d, twice %d, violations %v; want exit 1 and orders applied twice\n%s", f.code, f.summary.Twice, f.summary.Violations, f.out)
 	}
@@ -172,21 +166,31 @@ func TestTheSafePipelineLosesNoOrderAndAppliesNoneTwiceUnderTenSeeds(t *testing.
 	if n, err := strconv.Atoi(os.Getenv("LAB_CHAOS_SEEDS")); err == nil && n > 0 {
 		seeds = n // CI's second matrix runs fewer: the first runs all ten
 	}
+	labtest.NodesDir(t)
+	// The seeds side by side (go test's -parallel, two on two cores), each
+	// in a namespace of its own.
 	for seed := 1; seed <= seeds; seed++ {
-		r := labChaos(t, "chsafe", append(short, "--seed", fmt.Sprint(seed))...)
-		s := r.summary
-		t.Logf("seed %d: committed %d, lost %d, twice %d, absorbed %d, faults %v, p99 %.0f ms, drain %s",
-			seed, s.Committed, s.Lost, s.Twice, s.Absorbed, s.Faults, s.LatencyP99, s.Drain)
-		if r.code != 0 || !s.OK() || s.Lost != 0 || s.Twice != 0 || s.Committed != s.Orders {
-			t.Errorf("seed %d: exit %d, violations %v\n%s\nthe history but for the notes:\n%s", seed, r.code, s.Violations, r.out, story(r.history))
-		}
+		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
+			t.Parallel()
+			env := chaosEnv(t)
+			r := labChaos(t, env, append(short, "--seed", fmt.Sprint(seed))...)
+			s := r.summary
+			t.Logf("seed %d: committed %d, lost %d, twice %d, absorbed %d, faults %v, p99 %.0f ms, drain %s",
+				seed, s.Committed, s.Lost, s.Twice, s.Absorbed, s.Faults, s.LatencyP99, s.Drain)
+			if r.code != 0 || !s.OK() || s.Lost != 0 || s.Twice != 0 || s.Committed != s.Orders {
+				t.Errorf("seed %d: exit %d, violations %v\n%s\nthe history but for the notes:\n%s", seed, r.code, s.Violations, r.out, story(r.history))
+			}
+		})
 	}
 }
 
 func TestCtrlCInTheMiddleOfARunLeavesNoProcessAndNoBrokerNode(t *testing.T) {
+	base := labtest.NodesDir(t)
+	env := chaosEnv(t)
+	ns := env.NS
 	dir := t.TempDir()
 	hist := filepath.Join(dir, "h.jsonl")
-	cmd := exec.Command(labBinary, "chaos", "--namespace", "chint", "--orders", "2000", "--duration", "30s", "--seed", "5", "--history", hist)
+	cmd := exec.Command(labtest.Lab(t), "chaos", "--namespace", ns, "--orders", "2000", "--duration", "30s", "--seed", "5", "--history", hist)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -216,28 +220,25 @@ func TestCtrlCInTheMiddleOfARunLeavesNoProcessAndNoBrokerNode(t *testing.T) {
 	if !strings.Contains(out.String(), "interrupted") {
 		t.Errorf("after Ctrl-C it did not say it was interrupted:\n%s", out.String())
 	}
-	if left := processesOf("chint"); len(left) > 0 {
-		t.Errorf("worker processes of namespace chint left after Ctrl-C: %v", left)
+	if left := processesOf(ns); len(left) > 0 {
+		t.Errorf("worker processes of namespace %s left after Ctrl-C: %v", ns, left)
 	}
-	db, err := services.Open(context.Background(), services.Config{}.FromEnv().MySQL, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	var sessions int
-	if err := db.QueryRow("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB LIKE '%\\_chint'").Scan(&sessions); err != nil {
+	if err := env.Svc.MySQL.QueryRow("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB LIKE ?", "%\\_"+ns).Scan(&sessions); err != nil {
 		t.Fatal(err)
 	}
 	if sessions > 0 {
-		t.Errorf("%d MySQL sessions on namespace chint's databases left after Ctrl-C", sessions)
+		t.Errorf("%d MySQL sessions on namespace %s's databases left after Ctrl-C", sessions, ns)
 	}
-	if base, err := node.Dir(); err == nil {
-		if left := node.Leftovers(base); len(left) > 0 {
-			t.Errorf("lab-owned broker processes left after Ctrl-C: %v", left)
-		}
-		if _, err := os.Stat(filepath.Join(base, "chint")); err == nil {
-			t.Errorf("the node folder %s is left after Ctrl-C", filepath.Join(base, "chint"))
-		}
+	// The test's own node folder (labtest.NodesDir): what is left there is this run's.
+	if got, err := node.Dir(); err != nil || got != base {
+		t.Fatalf("node.Dir() = %s, %v; want the test's %s", got, err, base)
+	}
+	if left := node.Leftovers(base); len(left) > 0 {
+		t.Errorf("lab-owned broker processes left after Ctrl-C: %v", left)
+	}
+	if _, err := os.Stat(filepath.Join(base, ns)); err == nil {
+		t.Errorf("the node folder %s is left after Ctrl-C", filepath.Join(base, ns))
 	}
 }
 

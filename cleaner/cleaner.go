@@ -78,6 +78,21 @@ func (cl *Cleaner) markedIn(names services.Names) (queues, exchanges []string) {
 	return keep(q), keep(x)
 }
 
+// BrokerNames are the real names of the queues and exchanges Namespace
+// looks for in names's namespace: the lessons' (namespaced) and those the
+// broker's marks say the lab created there. A caller can check they are
+// gone without the management API (the test harness does).
+func (cl *Cleaner) BrokerNames(names services.Names) (queues, exchanges []string) {
+	mq, mx := cl.markedIn(names)
+	for _, q := range cl.queues {
+		queues = append(queues, names.Name(q))
+	}
+	for _, x := range cl.exchanges {
+		exchanges = append(exchanges, names.Name(x))
+	}
+	return append(queues, mq...), append(exchanges, mx...)
+}
+
 func (cl *Cleaner) Report(what string, err error) {
 	if err != nil {
 		cl.failed = true

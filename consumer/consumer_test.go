@@ -140,7 +140,7 @@ func TestRedisFirstTurnsTheRetryAwayAfterTheTransactionFailed(t *testing.T) {
 	if p := points(t, db, 8); p != 0 {
 		t.Fatalf("points %d: the effect should be lost", p)
 	}
-	if v, _ := rc.Get(context.Background(), consumer.RedisKey(ns, "points-award", "order:43:paid")).Result(); v != "event-003" {
+	if v, _ := rc.Get(context.Background(), consumer.RedisKey(nsOf(t), "points-award", "order:43:paid")).Result(); v != "event-003" {
 		t.Fatalf("Redis mark %q", v)
 	}
 }

@@ -95,7 +95,7 @@ func TestDBThenRedisKilledBeforeTheSetAwardsTwice(t *testing.T) {
 // queue is a fresh queue for one test, deleted afterwards.
 func queue(t *testing.T) (article string, ch *amqp.Channel) {
 	t.Helper()
-	c := cfg()
+	c := cfg(t)
 	conn, err := services.DialAMQP(context.Background(), c.AMQP)
 	if err != nil {
 		t.Fatalf("RabbitMQ: %v", err)
@@ -106,7 +106,7 @@ func queue(t *testing.T) (article string, ch *amqp.Channel) {
 		t.Fatal(err)
 	}
 	article = fmt.Sprintf("points%d", rand.IntN(1e9))
-	name := services.Names{NS: ns}.Name(article)
+	name := testEnv(t).Queue(article)
 	if _, err := ch.QueueDeclare(name, true, false, false, false, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func queue(t *testing.T) (article string, ch *amqp.Channel) {
 func publish(t *testing.T, ch *amqp.Channel, article string, msgID string, body map[string]any) {
 	t.Helper()
 	b, _ := json.Marshal(body)
-	err := ch.PublishWithContext(context.Background(), "", services.Names{NS: ns}.Name(article), false, false,
+	err := ch.PublishWithContext(context.Background(), "", services.Names{NS: nsOf(t)}.Name(article), false, false,
 		amqp.Publishing{ContentType: "application/json", DeliveryMode: amqp.Persistent, MessageId: msgID, Body: b})
 	if err != nil {
 		t.Fatal(err)
@@ -131,7 +131,7 @@ func readyBecomes(t *testing.T, ch *amqp.Channel, article string, want int) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		q, err := ch.QueueDeclarePassive(services.Names{NS: ns}.Name(article), true, false, false, false, nil)
+		q, err := ch.QueueDeclarePassive(services.Names{NS: nsOf(t)}.Name(article), true, false, false, false, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -224,7 +224,7 @@ func TestQueueModeRejectsAConflictWithoutAckingIt(t *testing.T) {
 func TestQueueModeFailsClearlyWhenTheQueueIsMissing(t *testing.T) {
 	resetDB(t)
 	c := spawn(t, "c", nil, "--strategy", "one-tx", "--queue", "no-such-queue")
-	if code := waitExit(t, c); code == 0 || !strings.Contains(output(c), "queue no-such-queue_idemtest does not exist") {
+	if code := waitExit(t, c); code == 0 || !strings.Contains(output(c), "queue no-such-queue_"+nsOf(t)+" does not exist") {
 		t.Fatalf("exit %d\n%s", code, output(c))
 	}
 }

@@ -4,11 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"fmt"
 	"io"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -18,74 +14,45 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/rmlab/lab/consumer"
+	"github.com/rmlab/lab/internal/labtest"
 	"github.com/rmlab/lab/services"
-	labsql "github.com/rmlab/lab/sql"
 	"github.com/rmlab/lab/worker"
 )
 
-// ns keeps these tests' databases, queues and keys apart from lessons and
-// colleagues on the same servers.
-const ns = "idemtest"
+func TestMain(m *testing.M) { labtest.Main(m) }
 
-var labBinary string
+// envs is each running test's services, in a namespace of its own that
+// keeps its databases, queues and keys apart from lessons, colleagues and
+// the other tests on the same servers; made on first use.
+var envs sync.Map // *testing.T → *labtest.Env
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "idemtestbin")
-	if err != nil {
-		panic(err)
+func testEnv(t *testing.T) *labtest.Env {
+	t.Helper()
+	if e, ok := envs.Load(t); ok {
+		return e.(*labtest.Env)
 	}
-	labBinary = filepath.Join(dir, "lab")
-	if out, err := exec.Command("go", "build", "-o", labBinary, "../cmd/lab").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build lab: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	e := labtest.Connect(t)
+	envs.Store(t, e)
+	t.Cleanup(func() { envs.Delete(t) })
+	return e
 }
 
-func cfg() services.Config { return services.Config{Namespace: ns}.FromEnv() }
+// cfg is the test's services and namespace, as a worker process reads them.
+func cfg(t *testing.T) services.Config { return testEnv(t).Config() }
 
-// resetDB recreates blog_idempotency_lab_idemtest from the lab's own schema
+// nsOf is the test's namespace.
+func nsOf(t *testing.T) string { return testEnv(t).NS }
+
+// resetDB recreates blog_idempotency_lab_NS from the lab's own schema
 // (plus the given extra sql/ files) and returns a pool on it.
 func resetDB(t *testing.T, extra ...string) *sql.DB {
 	t.Helper()
-	ctx := context.Background()
-	c := cfg()
-	root, err := sql.Open("mysql", c.MySQL)
+	env := testEnv(t)
+	dc, err := gomysql.ParseDSN(env.Config().MySQL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer root.Close()
-	names := services.Names{NS: ns}
-	name := names.Name(services.IdempotencyDB)
-	if _, err := services.DropOwned(ctx, root, name); err != nil {
-		t.Fatal(err)
-	}
-	conn, err := root.Conn(ctx)
-	if err != nil {
-		t.Fatalf("MySQL: %v", err)
-	}
-	defer conn.Close()
-	for _, f := range append([]string{"idempotency/schema.sql"}, extra...) {
-		text, err := labsql.File(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, st := range labsql.Split(text) {
-			if _, err := conn.ExecContext(ctx, names.SQL(st)); err != nil {
-				t.Fatalf("%s: %v", st, err)
-			}
-		}
-	}
-	if err := services.Mark(ctx, root, name); err != nil {
-		t.Fatal(err)
-	}
-	dc, err := gomysql.ParseDSN(c.MySQL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dc.DBName = name
+	dc.DBName = env.Database(services.IdempotencyDB, extra...)
 	db, err := sql.Open("mysql", dc.FormatDSN())
 	if err != nil {
 		t.Fatal(err)
@@ -94,14 +61,16 @@ func resetDB(t *testing.T, extra ...string) *sql.DB {
 	return db
 }
 
+// redisClient is a client of the test's Redis, the namespace's lab keys
+// deleted.
 func redisClient(t *testing.T) *redis.Client {
 	t.Helper()
-	rc := redis.NewClient(&redis.Options{Addr: cfg().Redis})
+	rc := redis.NewClient(&redis.Options{Addr: cfg(t).Redis})
 	if err := rc.Ping(context.Background()).Err(); err != nil {
 		t.Fatalf("Redis: %v", err)
 	}
 	t.Cleanup(func() { rc.Close() })
-	keys, _ := rc.Keys(context.Background(), services.Names{NS: ns}.RedisKey("lab:*")).Result()
+	keys, _ := rc.Keys(context.Background(), services.Names{NS: nsOf(t)}.RedisKey("lab:*")).Result()
 	if len(keys) > 0 {
 		rc.Del(context.Background(), keys...)
 	}
@@ -129,7 +98,7 @@ func (l *lockedBuffer) String() string {
 // newConsumer opens a consumer in this process, the way Main does.
 func newConsumer(t *testing.T, s consumer.Strategy, name string, effect consumer.Effect) (*consumer.Consumer, *lockedBuffer) {
 	t.Helper()
-	c, closeAll, err := consumer.Open(context.Background(), cfg(), consumer.Options{
+	c, closeAll, err := consumer.Open(context.Background(), cfg(t), consumer.Options{
 		Strategy: s, Consumer: name, Effect: effect, DB: services.IdempotencyDB, TTL: time.Hour})
 	if err != nil {
 		t.Fatal(err)
@@ -175,8 +144,8 @@ func count(t *testing.T, db *sql.DB, q string, args ...any) int {
 // spawn starts `lab worker consumer` as a real process, like a lesson does.
 func spawn(t *testing.T, name string, pauseAt []string, args ...string) *worker.Process {
 	t.Helper()
-	p, err := worker.Start(worker.Spec{Binary: labBinary, Kind: "consumer", Name: name, PauseAt: pauseAt,
-		Args: args, Env: cfg().Env()})
+	p, err := worker.Start(worker.Spec{Binary: labtest.Lab(t), Kind: "consumer", Name: name, PauseAt: pauseAt,
+		Args: args, Env: cfg(t).Env()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,49 +14,24 @@ import (
 	gomysql "github.com/go-sql-driver/mysql"
 
 	"github.com/rmlab/lab/executor"
+	"github.com/rmlab/lab/internal/labtest"
 	"github.com/rmlab/lab/provider"
 	"github.com/rmlab/lab/services"
-	labsql "github.com/rmlab/lab/sql"
 	"github.com/rmlab/lab/worker"
 )
 
-// ns keeps this package's database apart from lessons and other tests.
-const ns = "idemexec"
+func TestMain(m *testing.M) { labtest.Main(m) }
 
-// resetDB recreates blog_idempotency_lab_idemexec with the sms_task table and
-// two queued tasks.
+// resetDB creates blog_idempotency_lab_NS, in a namespace of the test's own,
+// with the sms_task table and two queued tasks.
 func resetDB(t *testing.T) *sql.DB {
 	t.Helper()
-	ctx := context.Background()
-	cfg := services.Config{Namespace: ns}.FromEnv()
-	root, err := sql.Open("mysql", cfg.MySQL)
+	env := labtest.Connect(t, labtest.MySQL)
+	dc, err := gomysql.ParseDSN(env.Config().MySQL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer root.Close()
-	names := services.Names{NS: ns}
-	name := names.Name(services.IdempotencyDB)
-	if _, err := services.DropOwned(ctx, root, name); err != nil {
-		t.Fatal(err)
-	}
-	conn, err := root.Conn(ctx)
-	if err != nil {
-		t.Fatalf("MySQL: %v", err)
-	}
-	defer conn.Close()
-	for _, f := range []string{"idempotency/schema.sql", "idempotency/sms_task.sql"} {
-		text, _ := labsql.File(f)
-		for _, st := range labsql.Split(text) {
-			if _, err := conn.ExecContext(ctx, names.SQL(st)); err != nil {
-				t.Fatalf("%s: %v", st, err)
-			}
-		}
-	}
-	if err := services.Mark(ctx, root, name); err != nil {
-		t.Fatal(err)
-	}
-	dc, _ := gomysql.ParseDSN(cfg.MySQL)
-	dc.DBName = name
+	dc.DBName = env.Database(services.IdempotencyDB, "idempotency/sms_task.sql")
 	db, err := sql.Open("mysql", dc.FormatDSN())
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/rmlab/lab/broker"
+	"github.com/rmlab/lab/internal/labtest"
 	. "github.com/rmlab/lab/node"
 	"github.com/rmlab/lab/services"
 )
@@ -30,14 +31,12 @@ func TestMain(m *testing.M) {
 		println("up", s.Nodes()[0].Name)
 		select {}
 	}
-	os.Exit(m.Run())
+	labtest.Main(m)
 }
 
 func start(t *testing.T, nodes int) (*Set, string) {
 	t.Helper()
-	if _, err := Server(); err != nil {
-		t.Skip(err)
-	}
+	labtest.NodeServer(t)
 	base := baseDir(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -51,21 +50,7 @@ func start(t *testing.T, nodes int) (*Set, string) {
 
 // baseDir is a fresh folder for a test's sets: under LAB_NODES_DIR when
 // that is set (a server script in a chroot sees only what is inside it).
-func baseDir(t *testing.T) string {
-	d := os.Getenv("LAB_NODES_DIR")
-	if d == "" {
-		return t.TempDir()
-	}
-	if err := os.MkdirAll(d, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	dir, err := os.MkdirTemp(d, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
+func baseDir(t *testing.T) string { return labtest.NodesDir(t) }
 
 func channel(t *testing.T, n *Node) *amqp.Channel {
 	t.Helper()
@@ -228,9 +213,7 @@ func TestInAClusterAQuorumQueueKeepsServingWhenAClassicQueuesNodeIsKilled(t *tes
 }
 
 func TestNoNodeOutlivesALabKilledBySIGKILL(t *testing.T) {
-	if _, err := Server(); err != nil {
-		t.Skip(err)
-	}
+	labtest.NodeServer(t)
 	base := baseDir(t)
 	exe, _ := os.Executable()
 	cmd := exec.Command(exe, "-test.run=^$")

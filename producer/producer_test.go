@@ -3,64 +3,40 @@ package producer_test
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/rmlab/lab/broker"
+	"github.com/rmlab/lab/internal/labtest"
 	"github.com/rmlab/lab/producer"
 	"github.com/rmlab/lab/services"
-	labsql "github.com/rmlab/lab/sql"
 	"github.com/rmlab/lab/worker"
 )
+
+func TestMain(m *testing.M) { labtest.Main(m) }
 
 // setup gives a test its own namespace: blog_outbox_lab_NS from the
 // article's schema, and a marked queue orders_NS. The producer reads the
 // namespace from the environment, as a worker process does.
 func setup(t *testing.T) *services.Services {
 	t.Helper()
-	ns := "pt" + strings.ToLower(rand.Text()[:10])
-	t.Setenv("LAB_NAMESPACE", ns)
+	env := labtest.Connect(t, labtest.MySQL, labtest.RabbitMQ)
+	t.Setenv("LAB_NAMESPACE", env.NS)
+	env.Database(services.OutboxDB)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	svc, err := services.Connect(ctx, services.Config{Namespace: ns, NoDocker: true}, true)
+	conn, err := services.DialAMQP(ctx, env.Svc.Config.AMQP)
 	if err != nil {
 		t.Fatal(err)
 	}
-	db := svc.Names.Name(services.OutboxDB)
-	schema, _ := labsql.File(labsql.Schema(services.OutboxDB))
-	c, err := svc.MySQL.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, st := range labsql.Split(schema) {
-		if _, err := c.ExecContext(ctx, svc.Names.SQL(st)); err != nil {
-			t.Fatalf("%s: %v", st, err)
-		}
-	}
-	c.Close()
-	if err := services.Mark(ctx, svc.MySQL, db); err != nil {
-		t.Fatal(err)
-	}
-	conn, err := services.DialAMQP(ctx, svc.Config.AMQP)
-	if err != nil {
-		t.Fatal(err)
-	}
+	defer conn.Close()
 	ch, _ := conn.Channel()
-	if err := broker.DeclareQueue(ch, broker.Queue{Name: svc.Names.Name("orders"), Durable: true}); err != nil {
+	if err := broker.DeclareQueue(ch, broker.Queue{Name: env.Queue("orders"), Durable: true}); err != nil {
 		t.Fatal(err)
 	}
-	conn.Close()
-	t.Cleanup(func() {
-		c := broker.NewClient(svc.Config.AMQP)
-		c.Remove(context.Background(), "queue", svc.Names.Name("orders"))
-		c.Close()
-		services.DropOwned(context.Background(), svc.MySQL, db)
-		svc.Close()
-	})
-	return svc
+	return env.Svc
 }
 
 // run runs the producer in this process with no pause points and returns

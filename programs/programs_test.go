@@ -1,4 +1,4 @@
-package programs
+package programs_test
 
 import (
 	"os"
@@ -9,19 +9,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rmlab/lab/internal/labtest"
+	"github.com/rmlab/lab/programs"
 	"github.com/rmlab/lab/worker"
 )
 
-// build puts lab and lab-worker, from this checkout, in dir.
+func TestMain(m *testing.M) { labtest.Main(m) }
+
+// build puts copies of lab and lab-worker, built once from this checkout
+// (labtest), in dir: the test changes and removes them.
 func build(t *testing.T, dir string) (lab, light string) {
 	t.Helper()
-	lab, light = filepath.Join(dir, "lab"), filepath.Join(dir, worker.LightBinary)
-	for bin, pkg := range map[string]string{lab: "../cmd/lab", light: "../cmd/lab-worker"} {
-		if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
-			t.Fatalf("go build %s: %v\n%s", pkg, err, out)
-		}
-	}
-	return lab, light
+	return labtest.CopyBinaries(t, dir)
 }
 
 func TestLabStartsWorkersWithLabWorkerFromTheSameBuildAndItselfOtherwise(t *testing.T) {
@@ -34,7 +33,7 @@ func TestLabStartsWorkersWithLabWorkerFromTheSameBuildAndItselfOtherwise(t *test
 	// Both binaries run the same programs with the same points.
 	for _, bin := range []string{lab, light} {
 		out, _ := exec.Command(bin, "worker", "relay", "--help").CombinedOutput()
-		for _, pt := range Points()["relay"] {
+		for _, pt := range programs.Points()["relay"] {
 			if !strings.Contains(string(out), pt) {
 				t.Errorf("%s worker relay --help does not list point %s:\n%s", filepath.Base(bin), pt, out)
 			}
@@ -84,11 +83,11 @@ func dirty(t *testing.T, bin string) bool {
 }
 
 func TestEveryProgramIsListedOnceWithPoints(t *testing.T) {
-	names := Names()
-	if len(names) != len(All) || !slices.IsSorted(names) || len(slices.Compact(slices.Clone(names))) != len(names) {
-		t.Fatalf("Names() = %v for %d programs", names, len(All))
+	names := programs.Names()
+	if len(names) != len(programs.All) || !slices.IsSorted(names) || len(slices.Compact(slices.Clone(names))) != len(names) {
+		t.Fatalf("Names() = %v for %d programs", names, len(programs.All))
 	}
-	for _, p := range All {
+	for _, p := range programs.All {
 		if p.Main == nil || len(p.Points) == 0 {
 			t.Errorf("program %s has no entry point or no pause points", p.Kind)
 		}

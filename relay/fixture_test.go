@@ -2,7 +2,6 @@ package relay_test
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
 	"fmt"
 	"strings"
@@ -12,13 +11,17 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/rmlab/lab/amqpproxy"
+	"github.com/rmlab/lab/internal/labtest"
 	"github.com/rmlab/lab/relay"
 	"github.com/rmlab/lab/services"
 )
 
-// These tests run against the real MariaDB/MySQL and RabbitMQ, under a
-// random namespace so that colleagues' runs on the same servers never meet
-// them; the database and queue are dropped afterwards.
+// These tests run against the real MariaDB/MySQL and RabbitMQ, each in a
+// namespace of its own (labtest), so that colleagues' runs and other
+// packages on the same servers never meet them; the harness drops the
+// database and deletes the queue afterwards.
+
+func TestMain(m *testing.M) { labtest.Main(m) }
 
 type fixture struct {
 	ns    string
@@ -30,40 +33,26 @@ type fixture struct {
 
 func setup(t testing.TB) *fixture {
 	t.Helper()
+	env := labtest.Connect(t, labtest.MySQL, labtest.RabbitMQ)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	svc := services.Config{}.FromEnv()
-	f := &fixture{ns: "outboxt" + strings.ToLower(rand.Text()[:6]), svc: svc}
-	names := services.Names{NS: f.ns}
-	server, err := services.Open(context.Background(), svc.MySQL, "")
+	f := &fixture{ns: env.NS, svc: env.Config()}
+	// The relay's own database: the article's outbox with the relay's
+	// lease and retry columns.
+	name, err := relay.CreateDatabase(ctx, env.Svc.MySQL, env.Svc.Names)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { server.Close() })
-	name, err := relay.CreateDatabase(ctx, server, names)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = services.DropOwned(context.Background(), server, name) })
-	if f.db, err = services.Open(context.Background(), svc.MySQL, name); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.db.Close() })
-	if f.conn, err = services.DialAMQP(ctx, svc.AMQP); err != nil {
+	f.db = env.Open(name)
+	if f.conn, err = services.DialAMQP(ctx, f.svc.AMQP); err != nil {
 		t.Fatalf("dial RabbitMQ: %v", err)
 	}
 	t.Cleanup(func() { f.conn.Close() })
-	f.queue = names.Name("orders")
+	f.queue = env.Queue("orders")
 	ch := f.channel(t)
 	if _, err := ch.QueueDeclare(f.queue, true, false, false, false, amqp.Table{"x-expires": int32(600000)}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if ch, err := f.conn.Channel(); err == nil {
-			_, _ = ch.QueueDelete(f.queue, false, false, false)
-			ch.Close()
-		}
-	})
 	return f
 }
 

@@ -4,61 +4,43 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
 	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/internal/labtest"
 	"github.com/rmlab/lab/labs"
 	"github.com/rmlab/lab/replay"
-	"github.com/rmlab/lab/services"
 	"github.com/rmlab/lab/steps"
 )
 
-// labBinary is the real lab binary, built once: lessons start it as worker
-// processes and kill them with SIGKILL.
-var labBinary string
+func TestMain(m *testing.M) { labtest.Main(m) }
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "labbin")
-	if err != nil {
-		panic(err)
+// envs is each running test's services, in a namespace of its own.
+var envs sync.Map // *testing.T → *labtest.Env
+
+func labEnv(t *testing.T) *labtest.Env {
+	t.Helper()
+	if e, ok := envs.Load(t); ok {
+		return e.(*labtest.Env)
 	}
-	labBinary = filepath.Join(dir, "lab")
-	out, err := exec.Command("go", "build", "-o", labBinary, "../cmd/lab").CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "build lab: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	e := labtest.Connect(t)
+	envs.Store(t, e)
+	t.Cleanup(func() { envs.Delete(t) })
+	return e
 }
 
-// testNamespace keeps concurrent test runs (and learners) apart on the same
-// servers.
-func testNamespace() string {
-	if ns := os.Getenv("LAB_TEST_NAMESPACE"); ns != "" {
-		return ns
-	}
-	return "ci"
-}
-
+// env is a replay's environment in the test's namespace, with the real
+// lab binary (lessons start it as worker processes and kill them with
+// SIGKILL).
 func env(t *testing.T) *steps.Env {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	svc, err := services.Connect(ctx, services.Config{Namespace: testNamespace(), NoDocker: true,
-		BrokerControl: os.Getenv("LAB_BROKER_CONTROL")}, true)
-	if err != nil {
-		t.Fatalf("services: %v", err)
-	}
-	t.Cleanup(svc.Close)
+	svc := labEnv(t).Svc
 	// The workshop's default per-participant cap (lab serve --max-workers):
 	// replaying every lesson under it shows every lesson fits.
-	return &steps.Env{Svc: svc, Binary: labBinary, Replay: true, Queues: queuesFor(svc), MaxWorkers: 8}
+	return &steps.Env{Svc: svc, Binary: labtest.Lab(t), Replay: true, Queues: queuesFor(svc), MaxWorkers: 8}
 }
 
 // testParallel is how many lessons the replay tests run side by side
@@ -75,10 +57,11 @@ func testParallel(t *testing.T) int {
 }
 
 // lanes gives lesson i a namespace of its own under the test's, as
-// `lab replay --parallel` does.
-func lanes(e *steps.Env) func(int) *steps.Env {
+// `lab replay --parallel` does (and the harness cleans it).
+func lanes(t *testing.T, e *steps.Env) func(int) *steps.Env {
+	le := labEnv(t)
 	return func(i int) *steps.Env {
-		ls := e.Svc.Lane(i)
+		ls := le.Lane(i)
 		return &steps.Env{Svc: ls, Binary: e.Binary, Replay: true, Queues: queuesFor(ls), MaxWorkers: e.MaxWorkers}
 	}
 }
@@ -90,13 +73,16 @@ func lanes(e *steps.Env) func(int) *steps.Env {
 // carry the same steps (see labs tests).
 func TestReplayEveryLessonPasses(t *testing.T) {
 	e := env(t)
-	lessons, err := labs.Builtin("en")
+	// Chinese here: the screen walk (ui) walks every English lesson on the
+	// same servers, so each language runs once; the second matrix replays
+	// both.
+	lessons, err := labs.Builtin("zh")
 	if err != nil {
 		t.Fatal(err)
 	}
 	caps := e.Svc.Info.Caps()
 	rep := replay.Run(context.Background(), e, lessons, replay.Options{Caps: caps, StepTimeout: 2 * time.Minute,
-		Parallel: testParallel(t), Lane: lanes(e)})
+		Parallel: testParallel(t), Lane: lanes(t, e)})
 	if len(rep.Lessons) != len(lessons) {
 		t.Fatalf("%d lessons reported, %d replayed", len(rep.Lessons), len(lessons))
 	}

@@ -5,25 +5,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rmlab/lab/internal/labtest"
 	"github.com/rmlab/lab/room"
-	"github.com/rmlab/lab/services"
 )
 
-func open(t *testing.T, name string) *room.Room {
+func TestMain(m *testing.M) { labtest.Main(m) }
+
+// open opens a room named after the test's namespace (lab_room_NS), which
+// the harness drops when the test ends.
+func open(t *testing.T) *room.Room {
 	t.Helper()
+	env := labtest.Connect(t, labtest.MySQL)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	cfg := services.Config{}.FromEnv()
-	server, err := services.Open(ctx, cfg.MySQL, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		services.DropOwned(context.Background(), server, room.DBName(name))
-		server.Close()
-	})
-	services.DropOwned(ctx, server, room.DBName(name)) // a previous run's
-	r, err := room.Open(ctx, server, cfg.MySQL, name, "test")
+	r, err := room.Open(ctx, env.Svc.MySQL, env.Config().MySQL, env.NS, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +29,7 @@ func open(t *testing.T, name string) *room.Room {
 // TestAPredictTallyCountsEveryParticipantsAnswer: the class's answers at a
 // predict step, read from the participants' progress in the room.
 func TestAPredictTallyCountsEveryParticipantsAnswer(t *testing.T) {
-	r := open(t, "tallytest")
+	r := open(t)
 	ctx := context.Background()
 	for name, pick := range map[string]string{"ann": "yes", "ben": "no", "cat": "yes"} {
 		snap := `{"lessons":{"broker-three-links":{"step":4,"predictions":{"confirm-means-processed":"` + pick + `"}}},` +
@@ -66,15 +61,12 @@ func TestAPredictTallyCountsEveryParticipantsAnswer(t *testing.T) {
 // without the lab's mark is left alone.
 func TestARoomRefusesADatabaseTheLabDidNotCreate(t *testing.T) {
 	ctx := context.Background()
-	cfg := services.Config{}.FromEnv()
-	server, err := services.Open(ctx, cfg.MySQL, "")
-	if err != nil {
+	env := labtest.Connect(t, labtest.MySQL)
+	server, dsn := env.Svc.MySQL, env.Config().MySQL
+	if _, err := server.Exec("CREATE DATABASE " + room.DBName(env.NS)); err != nil {
 		t.Fatal(err)
 	}
-	defer server.Close()
-	server.Exec("CREATE DATABASE IF NOT EXISTS " + room.DBName("foreigntest"))
-	defer server.Exec("DROP DATABASE IF EXISTS " + room.DBName("foreigntest"))
-	if _, err := room.Open(ctx, server, cfg.MySQL, "foreigntest", "test"); err == nil {
+	if _, err := room.Open(ctx, server, dsn, env.NS, "test"); err == nil {
 		t.Fatal("opened a room in a database the lab did not create")
 	}
 }
@@ -82,17 +74,13 @@ func TestARoomRefusesADatabaseTheLabDidNotCreate(t *testing.T) {
 // TestAnUnknownRoomIsAnErrorNotANewEmptyRoom: a name no lab serve used is an error.
 func TestAnUnknownRoomIsAnErrorNotANewEmptyRoom(t *testing.T) {
 	ctx := context.Background()
-	cfg := services.Config{}.FromEnv()
-	server, err := services.Open(ctx, cfg.MySQL, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer server.Close()
-	if _, err := room.Existing(ctx, server, cfg.MySQL, "nosuchroomtest", "test"); err == nil {
+	env := labtest.Connect(t, labtest.MySQL)
+	server, dsn := env.Svc.MySQL, env.Config().MySQL
+	if _, err := room.Existing(ctx, server, dsn, env.NS, "test"); err == nil {
 		t.Fatal("opened a room nobody created")
 	}
 	var n int
-	server.QueryRow("SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME=?", room.DBName("nosuchroomtest")).Scan(&n)
+	server.QueryRow("SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME=?", room.DBName(env.NS)).Scan(&n)
 	if n != 0 {
 		t.Error("asking for an unknown room created its database")
 	}

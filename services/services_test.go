@@ -2,16 +2,17 @@ package services_test
 
 import (
 	"context"
-	"database/sql"
 	"os"
 	"path"
 	"strings"
 	"testing"
 	"time"
 
-	_ "github.com/go-sql-driver/mysql"
+	"github.com/rmlab/lab/internal/labtest"
 	"github.com/rmlab/lab/services"
 )
+
+func TestMain(m *testing.M) { labtest.Main(m) }
 
 // A malformed value fails before any network with what is wrong, where the
 // value came from and the fix, and never with its password (the shapes
@@ -105,17 +106,13 @@ func TestUnreachableServicesFailFastWithOneMessageEachAndNoPassword(t *testing.T
 }
 
 func TestForeignDatabaseWithALabNameIsNeverDropped(t *testing.T) {
-	db, err := sql.Open("mysql", services.Config{}.FromEnv().MySQL)
-	if err != nil {
+	env := labtest.Connect(t, labtest.MySQL)
+	db := env.Svc.MySQL
+	ctx := context.Background()
+	name := env.Name(services.OutboxDB) // someone else's database, under the lab's name
+	if _, err := db.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	ctx := context.Background()
-	name := "blog_outbox_lab_svctestforeign"
-	if _, err := db.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS "+name); err != nil {
-		t.Skipf("MySQL not available: %v", err)
-	}
-	defer db.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name)
 	if _, err := db.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+name+".precious (id INT)"); err != nil {
 		t.Fatal(err)
 	}

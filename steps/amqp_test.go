@@ -2,12 +2,11 @@ package steps_test
 
 import (
 	"context"
-	"crypto/rand"
 	"strings"
 	"testing"
-	"time"
 
 	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/internal/labtest"
 	"github.com/rmlab/lab/services"
 	"github.com/rmlab/lab/steps"
 )
@@ -17,21 +16,16 @@ import (
 // lesson's queues and exchanges are deleted again when the test ends.
 func amqpRun(t *testing.T) *steps.Run {
 	t.Helper()
-	ns := "bt" + strings.ToLower(rand.Text()[:10])
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	svc, err := services.Connect(ctx, services.Config{Namespace: ns, NoDocker: true}, true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	env := labtest.Connect(t)
+	env.Queue("orders")
+	env.Exchange("orders")
 	l := &lab.Lesson{ID: "t", Part: lab.PartBroker}
-	r := steps.NewRun(&steps.Env{Svc: svc, Replay: true}, l, nil)
+	r := steps.NewRun(&steps.Env{Svc: env.Svc, Replay: true}, l, nil)
 	t.Cleanup(func() {
 		if res := r.Step(context.Background(), step("reset", "queues=orders exchanges=orders", "")); !res.Passed {
 			t.Errorf("cleanup: %s", res.Why)
 		}
 		r.Close()
-		svc.Close()
 	})
 	must(t, r, step("reset", "queues=orders exchanges=orders", ""))
 	must(t, r, step("declare", "", "exchange orders type=direct\nqueue orders\nbind orders orders key=order.paid"))

@@ -4,24 +4,22 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/internal/labtest"
 	"github.com/rmlab/lab/services"
 	"github.com/rmlab/lab/steps"
 )
 
+func TestMain(m *testing.M) { labtest.Main(m) }
+
+// newRun is a run of an idempotency-part lesson in a namespace of the
+// test's own.
 func newRun(t *testing.T) *steps.Run {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	svc, err := services.Connect(ctx, services.Config{Namespace: "stepstest", NoDocker: true}, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(svc.Close)
+	env := labtest.Connect(t)
 	l := &lab.Lesson{ID: "t", Tables: []lab.TableView{{DB: services.IdempotencyDB}}}
-	r := steps.NewRun(&steps.Env{Svc: svc, Replay: true}, l, nil)
+	r := steps.NewRun(&steps.Env{Svc: env.Svc, Replay: true}, l, nil)
 	t.Cleanup(r.Close)
 	return r
 }
@@ -56,7 +54,7 @@ func TestBlockedInsertWaitsInsideInnoDBWhileLaterStepsRun(t *testing.T) {
 	}
 	must(t, r, step("expect", "", "waiting"))
 	// The server sees B's transaction waiting for a lock.
-	must(t, r, step("sql", "session=C", "SELECT COUNT(*) FROM information_schema.INNODB_TRX t JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id WHERE t.trx_state='LOCK WAIT' AND p.DB='blog_idempotency_lab_stepstest';"))
+	must(t, r, step("sql", "session=C", "SELECT COUNT(*) FROM information_schema.INNODB_TRX t JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id WHERE t.trx_state='LOCK WAIT' AND p.DB='"+r.Env.Svc.Names.Name(services.IdempotencyDB)+"';"))
 	must(t, r, step("expect", "", "value 1"))
 	must(t, r, step("sql", "session=A", "COMMIT;"))
 	res = must(t, r, step("await", "session=B error=1062", ""))
@@ -106,7 +104,7 @@ func TestRedisKeysGetTheNamespace(t *testing.T) {
 	if res.Ledger.Applied != 5 || !strings.Contains(strings.Join(res.Sent, " "), "lab:k") {
 		t.Fatalf("%+v %v", res.Ledger, res.Sent)
 	}
-	v, err := r.Env.Svc.Redis.Get(context.Background(), "lab_stepstest:k").Result()
+	v, err := r.Env.Svc.Redis.Get(context.Background(), "lab_"+r.Env.Svc.Names.NS+":k").Result()
 	if err != nil || v != "5" {
 		t.Fatalf("namespaced key: %q %v", v, err)
 	}

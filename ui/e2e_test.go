@@ -12,24 +12,18 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/exp/teatest/v2"
+	"github.com/rmlab/lab/internal/labtest"
 	"github.com/rmlab/lab/progress"
-	"github.com/rmlab/lab/services"
 	"github.com/rmlab/lab/steps"
 )
 
-// realEnv connects to the machine's MariaDB, RabbitMQ and Redis under the
-// namespace "uitest": this package's own databases, whatever else runs
-// against the same servers.
+func TestMain(m *testing.M) { labtest.Main(m) }
+
+// realEnv connects to the real MariaDB, RabbitMQ and Redis in a namespace of
+// the test's own (labtest), whatever else runs against the same servers.
 func realEnv(t testing.TB) *steps.Env {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	svc, err := services.Connect(ctx, services.Config{Namespace: "uitest", NoDocker: true}, true)
-	if err != nil {
-		t.Fatalf("the UI tests need the local services (namespace uitest): %v", err)
-	}
-	t.Cleanup(svc.Close)
-	return &steps.Env{Svc: svc}
+	return &steps.Env{Svc: labtest.Connect(t).Svc}
 }
 
 // lessonCopy copies built-in lessons (both languages) to a temp lesson

@@ -15,35 +15,33 @@ import (
 
 	lab "github.com/rmlab/lab"
 	"github.com/rmlab/lab/broker"
+	"github.com/rmlab/lab/internal/labtest"
 	"github.com/rmlab/lab/labs"
 	"github.com/rmlab/lab/progress"
-	"github.com/rmlab/lab/services"
 	"github.com/rmlab/lab/steps"
 
 	tea "charm.land/bubbletea/v2"
 )
 
 // walkLanes is how many lessons the walk runs side by side, each lane in a
-// namespace of its own (walk1, walk2, …), as `lab replay --parallel` does;
-// the slowest lessons are taken first so the lanes end together.
+// namespace of its own (labtest), as `lab replay --parallel` does; the
+// slowest lessons are taken first so the lanes end together.
 const walkLanes = 2
 
 // walkStepTimeout bounds one step: worker waits, lock waits and sleeps take
 // seconds, never a minute.
 const walkStepTimeout = 60 * time.Second
 
-// walkEnv connects to the local services under namespace ns, with real lab
-// worker processes and the broker's queue reader, as `lab open` does.
-func walkEnv(t *testing.T, ns string) *steps.Env {
+// walkEnv connects to the services in a namespace of the test's own, with
+// real lab worker processes and the broker's queue reader, as `lab open`
+// does.
+func walkEnv(t *testing.T) *steps.Env {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	svc, err := services.Connect(ctx, services.Config{Namespace: ns, NoDocker: true}, true)
-	if err != nil {
-		t.Fatalf("the walk test needs the local services (namespace %s): %v", ns, err)
-	}
-	t.Cleanup(svc.Close)
-	return &steps.Env{Svc: svc, Binary: labBinary(t), Queues: broker.QueueReader(svc)}
+	svc := labtest.Connect(t).Svc
+	// Replay's short waits (a 30 s lease waits 3): the walk proves every
+	// lesson runs to its end by keys on the screen, not how long a lease
+	// is; the replay tests and the second matrix run the real waits' logic.
+	return &steps.Env{Svc: svc, Binary: labBinary(t), Queues: broker.QueueReader(svc), Replay: true}
 }
 
 // walkFirst are the lessons that take longest (a three-node cluster, the
@@ -93,10 +91,10 @@ func TestEveryLessonCanBeWalkedWithKeysAlone(t *testing.T) {
 			}
 			close(queue)
 			for lane := 1; lane <= walkLanes; lane++ {
-				ns := fmt.Sprintf("walk%s%d", lang.name, lane)
-				t.Run(ns, func(t *testing.T) {
+				t.Run(fmt.Sprintf("walk%s%d", lang.name, lane), func(t *testing.T) {
 					t.Parallel()
-					env := walkEnv(t, ns)
+					env := walkEnv(t)
+					ns := env.Svc.Names.NS
 					t.Cleanup(func() {
 						if left := walkWorkers(ns); len(left) > 0 {
 							t.Errorf("lab worker processes of namespace %s left after the test: %s", ns, strings.Join(left, "; "))

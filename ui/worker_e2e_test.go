@@ -2,27 +2,20 @@ package ui
 
 import (
 	"context"
-	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/rmlab/lab/internal/labtest"
 	"github.com/rmlab/lab/progress"
 	"github.com/rmlab/lab/worker"
 )
 
-// labBinary builds cmd/lab: workers are `lab worker KIND` processes.
-func labBinary(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "lab")
-	out, err := exec.Command("go", "build", "-o", bin, "../cmd/lab").CombinedOutput()
-	if err != nil {
-		t.Skipf("cmd/lab does not build right now, so no worker can start: %v\n%s", err, out)
-	}
-	return bin
-}
+// labBinary is cmd/lab, built once per test process: workers are `lab
+// worker KIND` processes.
+func labBinary(t *testing.T) string { return labtest.Lab(t) }
 
 func workerState(a *App, name string) (worker.Status, bool) {
 	for _, w := range a.panels.workers.statuses {

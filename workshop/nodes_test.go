@@ -9,29 +9,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rmlab/lab/internal/labtest"
 	"github.com/rmlab/lab/services"
 	"github.com/rmlab/lab/workshop"
 )
 
 // nodesBase points the lab's node sets at a fresh folder for the test
-// (under LAB_NODES_DIR when that is set: a server script in a chroot sees
-// only what is inside it).
-func nodesBase(t *testing.T) string {
-	t.Helper()
-	base := t.TempDir()
-	if d := os.Getenv("LAB_NODES_DIR"); d != "" {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		var err error
-		if base, err = os.MkdirTemp(d, "ws"); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { os.RemoveAll(base) })
-	}
-	t.Setenv("LAB_NODES_DIR", base)
-	return base
-}
+// (labtest.NodesDir: under LAB_NODES_DIR when that is set, as a server
+// script in a chroot sees only what is inside it).
+func nodesBase(t *testing.T) string { return labtest.NodesDir(t) }
 
 // nodeProcs lists the live processes of the node set in folder dir (each
 // carries the set's marker, LAB_NODE_SET=dir).
@@ -50,35 +36,37 @@ func TestAParticipantsLessonStartsANodeOfTheirOwnAndItStopsWhenTheirConnectionDr
 		t.Fatalf("this machine should let the lab own nodes: %s", svc.Info.OwnBrokerNote)
 	}
 	addr, srv := start(t, workshop.Config{Seats: 2, Services: svc, LessonsDir: "testdata/node-lessons", OwnBroker: true})
-	tm := connect(t, addr, "wsnode")
+	nn := who(t, "no")
+	tm := connect(t, addr, nn)
 	tm.until(t, "the screen", hasScreen)
-	set := filepath.Join(base, "wsnode")
+	set := filepath.Join(base, nn)
 	tm.in.Write([]byte("\r")) // nodes start=1
 	deadline := time.Now().Add(60 * time.Second)
 	for !strings.Contains(tm.text(), "enter: run step 2/6") || len(nodeProcs(set)) == 0 {
 		if time.Now().After(deadline) {
-			t.Fatalf("no node of wsnode's own started in %s (processes %v); the terminal shows:\n%s", set, nodeProcs(set), tail(tm.text()))
+			t.Fatalf("no node of %s's own started in %s (processes %v); the terminal shows:\n%s", nn, set, nodeProcs(set), tail(tm.text()))
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
 	// The message is on the participant's node, and not on the shared broker.
-	m := regexp.MustCompile(`rmlab-wsnode-1@localhost \| 127\.0\.0\.1:(\d+)`).FindStringSubmatch(tm.text())
+	m := regexp.MustCompile(`rmlab-` + nn + `-1@localhost \| 127\.0\.0\.1:(\d+)`).FindStringSubmatch(tm.text())
 	if m == nil {
-		t.Fatalf("the nodes step shows no address for wsnode's node:\n%s", tail(tm.text()))
+		t.Fatalf("the nodes step shows no address for %s's node:\n%s", nn, tail(tm.text()))
 	}
 	for range 2 { // declare, publish: against the participant's node
 		tm.in.Write([]byte("\r"))
 		time.Sleep(1500 * time.Millisecond)
 	}
 	deadline = time.Now().Add(15 * time.Second)
-	for readyAt(t, "amqp://guest:guest@127.0.0.1:"+m[1]+"/", "orders_wsnode") != 1 {
+	orders := "orders_" + nn
+	for readyAt(t, "amqp://guest:guest@127.0.0.1:"+m[1]+"/", orders) != 1 {
 		if time.Now().After(deadline) {
-			t.Fatalf("wsnode's node never held the lesson's message in orders_wsnode; the terminal shows:\n%s", tail(tm.text()))
+			t.Fatalf("%s's node never held the lesson's message in %s; the terminal shows:\n%s", nn, orders, tail(tm.text()))
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	if n := readyAt(t, svc.Config.AMQP, "orders_wsnode"); n != -1 {
-		t.Errorf("the shared broker has a queue orders_wsnode (%d ready): the lesson did not use the participant's node", n)
+	if n := readyAt(t, svc.Config.AMQP, orders); n != -1 {
+		t.Errorf("the shared broker has a queue %s (%d ready): the lesson did not use the participant's node", orders, n)
 	}
 	tm.client.Close()
 	deadline = time.Now().Add(30 * time.Second)
@@ -101,11 +89,12 @@ func TestWithoutOwnBrokerAParticipantsNodesStepIsSkippedAndSaysWhy(t *testing.T)
 	base := nodesBase(t)
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	addr, _ := start(t, workshop.Config{Seats: 2, LessonsDir: "testdata/node-lessons"})
-	tm := connect(t, addr, "wsnonode")
+	nn := who(t, "nn")
+	tm := connect(t, addr, nn)
 	tm.until(t, "the screen", hasScreen)
 	tm.in.Write([]byte("\r"))
 	tm.until(t, "the skipped nodes step", func(s string) bool { return strings.Contains(s, "--own-broker") })
-	if p := nodeProcs(filepath.Join(base, "wsnonode")); len(p) > 0 {
+	if p := nodeProcs(filepath.Join(base, nn)); len(p) > 0 {
 		t.Errorf("node processes started without --own-broker: %v", p)
 	}
 }

@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
-	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -17,6 +15,7 @@ import (
 	"charm.land/ssh"
 	gossh "golang.org/x/crypto/ssh"
 
+	"github.com/rmlab/lab/internal/labtest"
 	"github.com/rmlab/lab/labs"
 	"github.com/rmlab/lab/room"
 	"github.com/rmlab/lab/services"
@@ -24,43 +23,54 @@ import (
 	"github.com/rmlab/lab/workshop"
 )
 
-var labBinary string
+func TestMain(m *testing.M) { labtest.Main(m) }
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "labws")
-	if err != nil {
-		panic(err)
+// workerBinary is the binary the servers start their workers from, as an
+// installed lab serve does: lab-worker, built beside the lab.
+func workerBinary(t *testing.T) string {
+	t.Helper()
+	lab := labtest.Lab(t)
+	bin := worker.Beside(lab)
+	if bin == lab {
+		t.Fatal("lab-worker built beside lab is not taken for the same build")
 	}
-	// The workers start as an installed lab serve's do: from lab-worker.
-	lab := filepath.Join(dir, "lab")
-	for bin, pkg := range map[string]string{lab: "../cmd/lab", filepath.Join(dir, worker.LightBinary): "../cmd/lab-worker"} {
-		if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", pkg, err, out)
-			os.Exit(1)
-		}
-	}
-	if labBinary = worker.Beside(lab); labBinary == lab {
-		fmt.Fprintln(os.Stderr, "lab-worker built beside lab is not taken for the same build")
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	return bin
 }
 
 const password = "workshop-pw-42"
 
-// connectServices reaches the real services for a test's servers.
+// envs is each running test's services, in a namespace of its own; its
+// participants and rooms are named from it (who), made on first use.
+var envs sync.Map // *testing.T → *labtest.Env
+
+func testEnv(t *testing.T) *labtest.Env {
+	t.Helper()
+	if e, ok := envs.Load(t); ok {
+		return e.(*labtest.Env)
+	}
+	e := labtest.Connect(t)
+	e.Lessons("testdata/node-lessons")
+	e.Lessons("../ui/testdata/worker-lessons")
+	e.Lessons("../ui/testdata/lessons")
+	envs.Store(t, e)
+	t.Cleanup(func() { envs.Delete(t) })
+	return e
+}
+
+// who is a participant's name (their namespace) in the test's: NS+short,
+// so that concurrent runs never share one.
+func who(t *testing.T, short string) string { return testEnv(t).Derived(short) }
+
+// roomName is the test's room: its namespace (lab_room_NS).
+func roomName(t *testing.T) string { return testEnv(t).NS }
+
+// connectServices reaches the real services for one of a test's servers:
+// its own Services value (a server's settings change its Info), sharing the
+// test's connections.
 func connectServices(t *testing.T) *services.Services {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	svc, err := services.Connect(ctx, services.Config{NoDocker: true}, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(svc.Close)
-	return svc
+	env := testEnv(t)
+	return env.Svc.For(env.NS)
 }
 
 // start runs a workshop server with cfg on a free loopback port, filling
@@ -75,7 +85,7 @@ func start(t *testing.T, cfg workshop.Config) (string, *workshop.Server) {
 	if cfg.Services == nil {
 		cfg.Services = connectServices(t)
 	}
-	cfg.Binary, cfg.Lang = labBinary, "en"
+	cfg.Binary, cfg.Lang = workerBinary(t), "en"
 	srv, err := workshop.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -195,33 +205,29 @@ func hasScreen(s string) bool { return strings.Contains(s, "reliable-messaging l
 // frees her seat.
 func TestTwoParticipantsGetTheScreenEachInTheirOwnNamespace(t *testing.T) {
 	addr, srv := serve(t, 2)
-	alice := connect(t, addr, "wsalice")
-	bob := connect(t, addr, "wsbob")
+	an, bn := who(t, "al"), who(t, "bo")
+	alice := connect(t, addr, an)
+	bob := connect(t, addr, bn)
 	alice.until(t, "alice's screen", hasScreen)
 	bob.until(t, "bob's screen", hasScreen)
-	if got := strings.Join(srv.Participants(), ","); got != "wsalice,wsbob" {
-		t.Fatalf("participants %s, want wsalice,wsbob", got)
+	if got := strings.Join(srv.Participants(), ","); got != an+","+bn {
+		t.Fatalf("participants %s, want %s,%s", got, an, bn)
 	}
-	db, err := services.Open(context.Background(), services.Config{}.FromEnv().MySQL, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := testEnv(t).Svc.MySQL
 	exists := func(name string) bool {
 		var n int
 		db.QueryRow("SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME=?", name).Scan(&n)
 		return n == 1
 	}
-	db.Exec("DROP DATABASE IF EXISTS blog_idempotency_lab_wsbob") // a previous run's: bob runs nothing here
-	alice.in.Write([]byte("\r"))                                  // lesson 1's reset
+	alice.in.Write([]byte("\r")) // lesson 1's reset
 	deadline := time.Now().Add(15 * time.Second)
-	for !exists("blog_idempotency_lab_wsalice") {
+	for !exists("blog_idempotency_lab_" + an) {
 		if time.Now().After(deadline) {
-			t.Fatalf("alice's reset created no blog_idempotency_lab_wsalice; her terminal:\n%s", tail(alice.text()))
+			t.Fatalf("alice's reset created no blog_idempotency_lab_%s; her terminal:\n%s", an, tail(alice.text()))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if exists("blog_idempotency_lab_wsbob") {
+	if exists("blog_idempotency_lab_" + bn) {
 		t.Error("alice's step created bob's database")
 	}
 	// Both walk lesson 1 to its end by keys, at once; each ends with user 7
@@ -237,7 +243,7 @@ func TestTwoParticipantsGetTheScreenEachInTheirOwnNamespace(t *testing.T) {
 		bob.in.Write([]byte("\r"))
 		time.Sleep(600 * time.Millisecond)
 	}
-	for _, who := range []string{"wsalice", "wsbob"} {
+	for _, who := range []string{an, bn} {
 		var points int
 		if err := db.QueryRow("SELECT points FROM blog_idempotency_lab_" + who + ".points_account WHERE user_id=7").Scan(&points); err != nil || points != 10 {
 			t.Errorf("%s's user 7 has %d points (%v), want 10", who, points, err)
@@ -249,11 +255,11 @@ func TestTwoParticipantsGetTheScreenEachInTheirOwnNamespace(t *testing.T) {
 	alice.in.Write([]byte("q"))
 	alice.ended(t)
 	deadline = time.Now().Add(5 * time.Second)
-	for strings.Join(srv.Participants(), ",") != "wsbob" && time.Now().Before(deadline) {
+	for strings.Join(srv.Participants(), ",") != bn && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
 	}
-	if got := strings.Join(srv.Participants(), ","); got != "wsbob" {
-		t.Errorf("after alice's q: participants %s, want wsbob", got)
+	if got := strings.Join(srv.Participants(), ","); got != bn {
+		t.Errorf("after alice's q: participants %s, want %s", got, bn)
 	}
 }
 
@@ -262,7 +268,7 @@ func TestTwoParticipantsGetTheScreenEachInTheirOwnNamespace(t *testing.T) {
 // command instead of the screen are each refused with a clear message.
 func TestRefusalsSayWhy(t *testing.T) {
 	addr, _ := serve(t, 2)
-	if _, err := dial(addr, "wscarol", "not-the-password"); err == nil || !strings.Contains(err.Error(), "unable to authenticate") {
+	if _, err := dial(addr, who(t, "ca"), "not-the-password"); err == nil || !strings.Contains(err.Error(), "unable to authenticate") {
 		t.Errorf("a wrong password: %v", err)
 	}
 	for _, c := range []struct{ user, want string }{
@@ -276,23 +282,24 @@ func TestRefusalsSayWhy(t *testing.T) {
 			t.Errorf("user %s: got %q, want %q", c.user, tm.text(), c.want)
 		}
 	}
-	first := connect(t, addr, "wsdave")
+	dave := who(t, "da")
+	first := connect(t, addr, dave)
 	first.until(t, "dave's screen", hasScreen)
-	again := connect(t, addr, "wsdave")
+	again := connect(t, addr, dave)
 	again.ended(t)
-	if !strings.Contains(again.text(), "wsdave already has a screen open") {
+	if !strings.Contains(again.text(), dave+" already has a screen open") {
 		t.Errorf("a second screen of dave: %q", again.text())
 	}
-	erin := connect(t, addr, "wserin")
+	erin := connect(t, addr, who(t, "er"))
 	erin.until(t, "erin's screen", hasScreen)
-	full := connect(t, addr, "wsfrank")
+	full := connect(t, addr, who(t, "fr"))
 	full.ended(t)
 	if !strings.Contains(full.text(), "the workshop is full (2 seats)") {
 		t.Errorf("the third participant: %q", full.text())
 	}
 	first.in.Write([]byte("q"))
 	first.ended(t)
-	c, err := dial(addr, "wsgrace", password)
+	c, err := dial(addr, who(t, "gr"), password)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,14 +339,15 @@ func procsWith(kv, cmd string) []string {
 // takes the worker with it.
 func TestADroppedConnectionLeavesNoWorkerProcess(t *testing.T) {
 	addr, srv := serveLessons(t, 2, "../ui/testdata/worker-lessons")
-	tm := connect(t, addr, "wsdrop")
+	drop := who(t, "dr")
+	tm := connect(t, addr, drop)
 	tm.until(t, "the screen", hasScreen)
 	for range 3 { // reset, sql, spawn c1 (it pauses before its commit)
 		tm.in.Write([]byte("\r"))
 		time.Sleep(700 * time.Millisecond)
 	}
 	deadline := time.Now().Add(15 * time.Second)
-	for len(workersOf("wsdrop")) == 0 {
+	for len(workersOf(drop)) == 0 {
 		if time.Now().After(deadline) {
 			t.Fatalf("no worker started; the terminal shows:\n%s", tail(tm.text()))
 		}
@@ -347,9 +355,9 @@ func TestADroppedConnectionLeavesNoWorkerProcess(t *testing.T) {
 	}
 	tm.client.Close() // the connection drops: no q, no goodbye
 	deadline = time.Now().Add(15 * time.Second)
-	for len(workersOf("wsdrop")) > 0 || len(srv.Participants()) > 0 {
+	for len(workersOf(drop)) > 0 || len(srv.Participants()) > 0 {
 		if time.Now().After(deadline) {
-			t.Fatalf("after the drop: workers %v, participants %v", workersOf("wsdrop"), srv.Participants())
+			t.Fatalf("after the drop: workers %v, participants %v", workersOf(drop), srv.Participants())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -382,18 +390,11 @@ func serveRoomLessons(t *testing.T, name, self, lessons, first string) (string, 
 func TestTwoServersOneRoom(t *testing.T) {
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	ctx := context.Background()
-	a, rm := serveRoom(t, "wstest", "server-a")
-	b, _ := serveRoom(t, "wstest", "server-b")
-	rm.DB.Exec("DELETE FROM participant") // a previous run's rows
-	t.Cleanup(func() {
-		db, err := services.Open(ctx, services.Config{}.FromEnv().MySQL, "")
-		if err == nil {
-			services.DropOwned(ctx, db, room.DBName("wstest"))
-			db.Close()
-		}
-	})
-	alice := connect(t, a, "rmalice")
-	bob := connect(t, b, "rmbob")
+	a, rm := serveRoom(t, roomName(t), "server-a")
+	b, _ := serveRoom(t, roomName(t), "server-b")
+	an, bn := who(t, "al"), who(t, "bo")
+	alice := connect(t, a, an)
+	bob := connect(t, b, bn)
 	alice.until(t, "alice's screen", hasScreen)
 	bob.until(t, "bob's screen", hasScreen)
 	alice.in.Write([]byte("\r"))
@@ -406,7 +407,7 @@ func TestTwoServersOneRoom(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the room shows %+v; want rmalice and rmbob at step 1", ps)
+			t.Fatalf("the room shows %+v; want %s and %s at step 1", ps, an, bn)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -417,12 +418,12 @@ func TestTwoServersOneRoom(t *testing.T) {
 			t.Errorf("%s: %+v", p.Name, p)
 		}
 	}
-	if servers["rmalice"] != "server-a" || servers["rmbob"] != "server-b" {
+	if servers[an] != "server-a" || servers[bn] != "server-b" {
 		t.Errorf("servers %v", servers)
 	}
 	alice.in.Write([]byte("q"))
 	alice.ended(t)
-	again := connect(t, b, "rmalice") // the other server
+	again := connect(t, b, an) // the other server
 	again.until(t, "the offer to resume on the other server", func(s string) bool { return strings.Contains(s, "You had run 1 of") })
 }
 
@@ -432,17 +433,11 @@ func TestTwoServersOneRoom(t *testing.T) {
 func TestTheRoomSteersEveryServersParticipants(t *testing.T) {
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	ctx := context.Background()
-	a, rm := serveRoom(t, "wssteer", "server-a")
-	b, _ := serveRoom(t, "wssteer", "server-b")
-	t.Cleanup(func() {
-		db, err := services.Open(ctx, services.Config{}.FromEnv().MySQL, "")
-		if err == nil {
-			services.DropOwned(ctx, db, room.DBName("wssteer"))
-			db.Close()
-		}
-	})
-	alice := connect(t, a, "stalice")
-	bob := connect(t, b, "stbob")
+	a, rm := serveRoom(t, roomName(t), "server-a")
+	b, _ := serveRoom(t, roomName(t), "server-b")
+	bn := who(t, "bo")
+	alice := connect(t, a, who(t, "al"))
+	bob := connect(t, b, bn)
 	alice.until(t, "alice's screen", hasScreen)
 	bob.until(t, "bob's screen", hasScreen)
 	time.Sleep(1500 * time.Millisecond) // both servers' pollers have read where the commands start
@@ -458,7 +453,7 @@ func TestTheRoomSteersEveryServersParticipants(t *testing.T) {
 	for _, tm := range []*terminal{alice, bob} {
 		tm.until(t, "the broadcast", func(s string) bool { return strings.Contains(s, "instructor: five minutes left") })
 	}
-	if err := rm.Send(ctx, room.Command{Kind: room.End, Target: "stbob"}); err != nil {
+	if err := rm.Send(ctx, room.Command{Kind: room.End, Target: bn}); err != nil {
 		t.Fatal(err)
 	}
 	bob.ended(t)
@@ -484,15 +479,16 @@ func TestTheRoomOpensOnlyWithAnInstructorsKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	svc := connectServices(t)
-	rm, err := room.Open(ctx, svc.MySQL, svc.Config.MySQL, "wsinstr", "server-i")
+	rm, err := room.Open(ctx, svc.MySQL, svc.Config.MySQL, roomName(t), "server-i")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { rm.Close(); services.DropOwned(ctx, svc.MySQL, room.DBName("wsinstr")) })
+	t.Cleanup(rm.Close)
 	pub, _ := ssh.ParsePublicKey(signer.PublicKey().Marshal())
 	addr, _ := start(t, workshop.Config{Seats: 3, InstructorKeys: []ssh.PublicKey{pub}, Services: svc, Room: rm})
 
-	p := connect(t, addr, "inpat")
+	pat := who(t, "pa")
+	p := connect(t, addr, pat)
 	p.until(t, "the participant's screen", hasScreen)
 	p.in.Write([]byte("\r"))
 
@@ -521,7 +517,7 @@ func TestTheRoomOpensOnlyWithAnInstructorsKey(t *testing.T) {
 	s.RequestPty("xterm-256color", 30, 120, gossh.TerminalModes{})
 	s.Shell()
 	tm.until(t, "the room with the participant in it", func(s string) bool {
-		return strings.Contains(s, "room wsinstr: 1 participants") && strings.Contains(s, "inpat")
+		return strings.Contains(s, "room "+roomName(t)+": 1 participants") && strings.Contains(s, pat)
 	})
 	tm.in.Write([]byte(":say hello room\r"))
 	p.until(t, "the instructor's line", func(s string) bool { return strings.Contains(s, "instructor: hello room") })
@@ -533,17 +529,9 @@ func TestTheRoomOpensOnlyWithAnInstructorsKey(t *testing.T) {
 func TestAPredictTallyCountsBothParticipantsAnswers(t *testing.T) {
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	ctx := context.Background()
-	addr, rm := serveRoomLessons(t, "wstally", "server-t", "../ui/testdata/lessons", "fixture-predict")
-	t.Cleanup(func() {
-		db, err := services.Open(ctx, services.Config{}.FromEnv().MySQL, "")
-		if err == nil {
-			services.DropOwned(ctx, db, room.DBName("wstally"))
-			db.Close()
-		}
-	})
-	rm.DB.Exec("DELETE FROM participant")
-	alice := connect(t, addr, "tyalice")
-	bob := connect(t, addr, "tybob")
+	addr, rm := serveRoomLessons(t, roomName(t), "server-t", "../ui/testdata/lessons", "fixture-predict")
+	alice := connect(t, addr, who(t, "al"))
+	bob := connect(t, addr, who(t, "bo"))
 	for _, tm := range []*terminal{alice, bob} {
 		tm.until(t, "the predict step", func(s string) bool { return strings.Contains(s, "Does a confirm mean") })
 	}

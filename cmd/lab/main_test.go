@@ -3,9 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"encoding/xml"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,9 +14,8 @@ import (
 	"testing"
 	"time"
 
-	_ "github.com/go-sql-driver/mysql"
-
 	"github.com/rmlab/lab/cleaner"
+	"github.com/rmlab/lab/internal/labtest"
 	"github.com/rmlab/lab/services"
 )
 
@@ -24,23 +23,15 @@ import (
 // with an unsafe and a safe ledger (literal figures need no service).
 const bothLedgers = "\n```ledger variant=unsafe\nintended: 1\napplied: 1\n```\n\n```ledger variant=safe\nintended: 1\napplied: 1\n```\n"
 
-var bin string
+func TestMain(m *testing.M) { labtest.Main(m) }
 
-func TestMain(m *testing.M) {
-	dir, _ := os.MkdirTemp("", "labcli")
-	bin = filepath.Join(dir, "lab")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		os.Stderr.Write(out)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+// labBin is the lab binary built from this checkout, lab-worker beside it
+// (built once per test process).
+func labBin(t testing.TB) string { return labtest.Lab(t) }
 
 func runLab(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
+	cmd := exec.Command(labBin(t), args...)
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err := cmd.Run()
@@ -53,9 +44,10 @@ func runLab(t *testing.T, args ...string) (stdout, stderr string, code int) {
 }
 
 func TestReplayJSONHasTheDocumentedShapeAndJUnitIsValidXML(t *testing.T) {
+	env := labtest.Connect(t)
 	junit := filepath.Join(t.TempDir(), "r.xml")
 	transcript := filepath.Join(t.TempDir(), "r.md")
-	out, errOut, code := runLab(t, "replay", "idem-first-processing", "--json", "--junit", junit, "--transcript", transcript, "--namespace", "clijson")
+	out, errOut, code := runLab(t, "replay", "idem-first-processing", "--json", "--junit", junit, "--transcript", transcript, "--namespace", env.NS)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, errOut)
 	}
@@ -112,7 +104,7 @@ func TestReplayJSONHasTheDocumentedShapeAndJUnitIsValidXML(t *testing.T) {
 		t.Errorf("JUnit: %d tests in %d suites, want %d in 1", suites.Tests, len(suites.Suites), len(l.Steps))
 	}
 	tr, _ := os.ReadFile(transcript)
-	if !strings.Contains(string(tr), "INSERT INTO consumed_operation") || !strings.Contains(string(tr), "blog_idempotency_lab_clijson") {
+	if !strings.Contains(string(tr), "INSERT INTO consumed_operation") || !strings.Contains(string(tr), env.Name(services.IdempotencyDB)) {
 		t.Error("the transcript lacks the statements sent, with the namespace")
 	}
 }
@@ -120,7 +112,8 @@ func TestReplayJSONHasTheDocumentedShapeAndJUnitIsValidXML(t *testing.T) {
 func TestReplayExitsNonZeroWhenAnExpectationFails(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "wrong.md")
 	os.WriteFile(p, []byte("# Wrong\n\n```lesson\nid: wrong\nnumber: 1\npart: idempotency\ntable: blog_idempotency_lab points_account\n```\n\n```reset db=blog_idempotency_lab\n```\n\n```sql\nSELECT points FROM points_account WHERE user_id=7;\n```\n\n```expect\nvalue 11\n```\n"+bothLedgers), 0o644)
-	out, errOut, code := runLab(t, "replay", p, "--json", "--namespace", "cliwrong")
+	env := labtest.Connect(t)
+	out, errOut, code := runLab(t, "replay", p, "--json", "--namespace", env.NS)
 	if code != 1 {
 		t.Fatalf("exit %d, want 1\n%s", code, errOut)
 	}
@@ -167,19 +160,14 @@ func TestUnreachableBrokerFailsWithinFiveSecondsWithoutThePassword(t *testing.T)
 }
 
 func TestReplayRefusesAForeignDatabaseAndDropsNothing(t *testing.T) {
-	db, err := sql.Open("mysql", "root@tcp(127.0.0.1:3306)/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	name := "blog_idempotency_lab_cliforeign"
-	db.Exec("DROP DATABASE IF EXISTS " + name)
+	env := labtest.Connect(t)
+	db := env.Svc.MySQL
+	name := env.Name(services.IdempotencyDB)
 	if _, err := db.Exec("CREATE DATABASE " + name); err != nil {
 		t.Fatal(err)
 	}
-	defer db.Exec("DROP DATABASE IF EXISTS " + name)
 	db.Exec("CREATE TABLE " + name + ".mine (id INT)")
-	_, errOut, code := runLab(t, "replay", "idem-first-processing", "--namespace", "cliforeign")
+	_, errOut, code := runLab(t, "replay", "idem-first-processing", "--namespace", env.NS)
 	if code == 0 || !strings.Contains(errOut, "exists but was not created by the lab; nothing was dropped") {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -191,7 +179,8 @@ func TestReplayRefusesAForeignDatabaseAndDropsNothing(t *testing.T) {
 }
 
 func TestDoctorPassesAndPrintsNoPassword(t *testing.T) {
-	out, errOut, code := runLab(t, "doctor", "--amqp", "amqp://guest:guest@127.0.0.1:5672/")
+	amqpURL := labtest.Connect(t).Config().AMQP // guest:guest unless LAB_AMQP_URL names another
+	out, errOut, code := runLab(t, "doctor", "--amqp", amqpURL)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -200,8 +189,16 @@ func TestDoctorPassesAndPrintsNoPassword(t *testing.T) {
 			t.Errorf("doctor output lacks %q:\n%s", want, out)
 		}
 	}
-	if strings.Contains(out+errOut, "guest:guest") {
-		t.Error("doctor printed a password")
+	shown := []string{"guest:guest"}
+	if u, err := url.Parse(amqpURL); err == nil && u.User != nil {
+		if pw, ok := u.User.Password(); ok {
+			shown = append(shown, u.User.Username()+":"+pw)
+		}
+	}
+	for _, pw := range shown {
+		if strings.Contains(out+errOut, pw) {
+			t.Error("doctor printed a password")
+		}
 	}
 }
 
@@ -237,7 +234,9 @@ func TestABrokenLessonFileFailsReplayAllButTheOthersStillRun(t *testing.T) {
 	if code != 1 || !strings.Contains(out, " 1  fine") || !strings.Contains(errOut, "02-bad.md:9: sql step has unknown attribute") {
 		t.Fatalf("list: exit %d\nstdout %s\nstderr %s", code, out, errOut)
 	}
-	out, errOut, code = runLab(t, "replay", "--all", "--lessons", dir, "--json", "--namespace", "clipartial")
+	env := labtest.Connect(t)
+	env.Lessons(dir)
+	out, errOut, code = runLab(t, "replay", "--all", "--lessons", dir, "--json", "--namespace", env.NS)
 	if code != 1 || !strings.Contains(errOut, "PASS  1 fine") {
 		t.Fatalf("replay --all: exit %d, want 1 with fine passed\n%s", code, errOut)
 	}
@@ -252,7 +251,7 @@ func TestABrokenLessonFileFailsReplayAllButTheOthersStillRun(t *testing.T) {
 		t.Fatalf("json: %+v", rep)
 	}
 	// Naming the good lesson runs it; the bad file is a warning there.
-	_, errOut, code = runLab(t, "replay", "fine", "--lessons", dir, "--namespace", "clipartial")
+	_, errOut, code = runLab(t, "replay", "fine", "--lessons", dir, "--namespace", env.NS)
 	if code != 0 || !strings.Contains(errOut, "02-bad.md:9") {
 		t.Fatalf("replay fine: exit %d\n%s", code, errOut)
 	}
@@ -266,38 +265,36 @@ func TestCleanRemovesOnlyWhatTheLabCreatedInTheNamespace(t *testing.T) {
 		"```reset db=blog_outbox_lab queues=cleanq exchanges=cleanx redis=lab:*\n```\n\n"+
 		"```declare\nexchange cleanx type=fanout\nqueue cleanq\nbind cleanq cleanx\n```\n\n"+
 		"```redis\nSET lab:clean-me 1\n```\n"+bothLedgers), 0o644)
-	if _, errOut, code := runLab(t, "replay", "--all", "--lessons", dir, "--namespace", "cliclean"); code != 0 {
+	env := labtest.Connect(t)
+	env.Lessons(dir)
+	ns := env.NS
+	if _, errOut, code := runLab(t, "replay", "--all", "--lessons", dir, "--namespace", ns); code != 0 {
 		t.Fatalf("making things: exit %d\n%s", code, errOut)
 	}
-	db, err := sql.Open("mysql", "root@tcp(127.0.0.1:3306)/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := env.Svc.MySQL
 	// Someone else's database with a lab name in this namespace.
-	db.Exec("DROP DATABASE IF EXISTS blog_idempotency_lab_cliclean")
-	if _, err := db.Exec("CREATE DATABASE blog_idempotency_lab_cliclean"); err != nil {
+	foreign := env.Name(services.IdempotencyDB)
+	if _, err := db.Exec("CREATE DATABASE " + foreign); err != nil {
 		t.Fatal(err)
 	}
-	defer db.Exec("DROP DATABASE IF EXISTS blog_idempotency_lab_cliclean")
 
-	out, errOut, code := runLab(t, "clean", "--lessons", dir, "--namespace", "cliclean")
+	out, errOut, code := runLab(t, "clean", "--lessons", dir, "--namespace", ns)
 	if code != 1 {
 		t.Fatalf("exit %d, want 1 (one database left alone)\n%s\n%s", code, out, errOut)
 	}
-	for _, want := range []string{"done   DROP DATABASE blog_outbox_lab_cliclean", "done   queue.delete cleanq_cliclean", "done   exchange.delete cleanx_cliclean",
-		"done   deleted 1 Redis key(s) matching lab_cliclean:*", "left   database blog_idempotency_lab_cliclean exists but was not created by the lab"} {
+	for _, want := range []string{"done   DROP DATABASE " + env.Name(services.OutboxDB), "done   queue.delete " + env.Queue("cleanq"), "done   exchange.delete " + env.Exchange("cleanx"),
+		"done   deleted 1 Redis key(s) matching lab_" + ns + ":*", "left   database " + foreign + " exists but was not created by the lab"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
 	var n int
-	db.QueryRow("SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME IN ('blog_outbox_lab_cliclean','blog_idempotency_lab_cliclean')").Scan(&n)
+	db.QueryRow("SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME IN (?,?)", env.Name(services.OutboxDB), foreign).Scan(&n)
 	if n != 1 {
 		t.Errorf("%d of the two databases remain, want 1 (the one the lab did not create)", n)
 	}
 	// A second clean finds nothing of the lab's left.
-	out, _, _ = runLab(t, "clean", "--lessons", dir, "--namespace", "cliclean")
+	out, _, _ = runLab(t, "clean", "--lessons", dir, "--namespace", ns)
 	if strings.Contains(out, "queue.delete") || strings.Contains(out, "DROP DATABASE blog_outbox") {
 		t.Errorf("second clean did something:\n%s", out)
 	}
@@ -310,26 +307,19 @@ func TestCleanRemovesOnlyWhatTheLabCreatedInTheNamespace(t *testing.T) {
 func TestAllNamespacesAreFoundFromTheLabsMarkedDatabases(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "01-make.md"), []byte("# Make\n\n```lesson\nid: make-db\nnumber: 1\npart: outbox\n```\n\n```reset db=blog_outbox_lab\n```\n"+bothLedgers), 0o644)
-	for _, ns := range []string{"clians1", "clians2"} {
+	env := labtest.Connect(t)
+	ns1, ns2, foreign := env.Derived("a1"), env.Derived("a2"), env.Derived("fo")
+	for _, ns := range []string{ns1, ns2} {
 		if _, errOut, code := runLab(t, "replay", "--all", "--lessons", dir, "--namespace", ns); code != 0 {
 			t.Fatalf("%s: exit %d\n%s", ns, code, errOut)
 		}
 	}
-	db, err := sql.Open("mysql", "root@tcp(127.0.0.1:3306)/")
-	if err != nil {
+	if _, err := env.Svc.MySQL.Exec("CREATE DATABASE " + services.Names{NS: foreign}.Name(services.OutboxDB)); err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	db.Exec("CREATE DATABASE IF NOT EXISTS blog_outbox_lab_cliforeign")
-	defer db.Exec("DROP DATABASE IF EXISTS blog_outbox_lab_cliforeign")
 
 	ctx := context.Background()
-	svc, err := services.Connect(ctx, services.Config{NoDocker: true}, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer svc.Close()
-	found, err := cleaner.Namespaces(ctx, svc)
+	found, err := cleaner.Namespaces(ctx, env.Svc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,10 +327,10 @@ func TestAllNamespacesAreFoundFromTheLabsMarkedDatabases(t *testing.T) {
 	for _, n := range found {
 		got[n.NS] = true
 	}
-	if !got["clians1"] || !got["clians2"] || got["cliforeign"] {
+	if !got[ns1] || !got[ns2] || got[foreign] {
 		t.Fatalf("namespaces found: %v", got)
 	}
-	for _, ns := range []string{"clians1", "clians2"} {
+	for _, ns := range []string{ns1, ns2} {
 		if _, _, code := runLab(t, "clean", "--lessons", dir, "--namespace", ns); code != 0 {
 			t.Errorf("clean %s: exit %d", ns, code)
 		}
@@ -383,26 +373,17 @@ func TestCheckPassesTheShippedLessonsAndNamesAMistakesFileAndLine(t *testing.T) 
 // so an instructor's lesson queues go without --lessons DIR. (CI's
 // RabbitMQ 4.x node has the plugin; LAB_REQUIRE_MANAGEMENT=1 there.)
 func TestCleanFindsAnyLessonsQueuesFromTheBrokersMarks(t *testing.T) {
-	ctx := context.Background()
-	svc, err := services.Connect(ctx, services.Config{NoDocker: true}, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer svc.Close()
-	if !svc.Info.Management {
-		if os.Getenv("LAB_REQUIRE_MANAGEMENT") == "1" {
-			t.Fatalf("the management API must answer here: %s", svc.Info.ManagementNote)
-		}
-		t.Skipf("needs the management API (%s)", svc.Info.ManagementNote)
-	}
+	env := labtest.Connect(t)
+	env.RequireManagement() // a skip here, a failure with LAB_REQUIRE_MANAGEMENT=1
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "01-mine.md"), []byte("# Mine\n\n```lesson\nid: mine\nnumber: 1\npart: broker\n```\n\n"+
 		"```declare\nexchange mine.x type=fanout\nqueue mine.q\nbind mine.q mine.x\n```\n"+bothLedgers), 0o644)
-	if _, errOut, code := runLab(t, "replay", "--all", "--lessons", dir, "--namespace", "climarks"); code != 0 {
+	q, x := env.Queue("mine.q"), env.Exchange("mine.x")
+	if _, errOut, code := runLab(t, "replay", "--all", "--lessons", dir, "--namespace", env.NS); code != 0 {
 		t.Fatalf("replay: exit %d\n%s", code, errOut)
 	}
-	out, errOut, code := runLab(t, "clean", "--namespace", "climarks") // no --lessons
-	if code != 0 || !strings.Contains(out, "queue.delete mine.q_climarks") || !strings.Contains(out, "exchange.delete mine.x_climarks") {
+	out, errOut, code := runLab(t, "clean", "--namespace", env.NS) // no --lessons
+	if code != 0 || !strings.Contains(out, "queue.delete "+q) || !strings.Contains(out, "exchange.delete "+x) {
 		t.Fatalf("clean: exit %d\n%s%s", code, out, errOut)
 	}
 }

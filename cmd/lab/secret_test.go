@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/rmlab/lab/internal/labtest"
 )
 
 // TestNoInputOfAnyShapeMakesAnyCommandPrintAPassword runs every command
@@ -31,13 +33,17 @@ func TestNoInputOfAnyShapeMakesAnyCommandPrintAPassword(t *testing.T) {
 		{"LAB_MANAGEMENT_URL", "--management", "http://guest:%s@127.0.0.1:1/"},
 		{"LAB_REDIS_ADDR", "--redis", "redis://:%s@127.0.0.1:6379"},
 	}
+	// Every command runs in this test's namespace: with one value wrong the
+	// others still reach usable servers (a management URL nobody answers
+	// at leaves MySQL, RabbitMQ and Redis to the command).
+	ns := labtest.Connect(t).NS
 	commands := [][]string{
 		{"doctor"},
-		{"replay", "idem-first-processing", "--namespace", "secrettest"},
-		{"clean", "--namespace", "secrettest"},
-		{"bench", "relay", "--events", "5", "--workers", "1"},
-		{"open", "idem-first-processing"},
-		{},
+		{"replay", "idem-first-processing", "--namespace", ns},
+		{"clean", "--namespace", ns},
+		{"bench", "relay", "--events", "5", "--workers", "1", "--namespace", ns},
+		{"open", "idem-first-processing", "--namespace", ns},
+		{"--namespace", ns},
 	}
 	for _, pw := range passwords {
 		for _, in := range inputs {
@@ -62,7 +68,7 @@ func check(t *testing.T, value, envName, flagName, pw string, commands [][]strin
 			} else {
 				env = append(env, envName+"="+value)
 			}
-			c := exec.Command(bin, append(args, "--no-docker")...)
+			c := exec.Command(labBin(t), append(args, "--no-docker")...)
 			c.Env = env
 			out, _ := c.CombinedOutput()
 			for _, leak := range leaks(pw) {

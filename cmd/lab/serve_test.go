@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"net"
 	"os"
 	"os/exec"
@@ -13,7 +12,7 @@ import (
 
 	gossh "golang.org/x/crypto/ssh"
 
-	"github.com/rmlab/lab/room"
+	"github.com/rmlab/lab/internal/labtest"
 	"github.com/rmlab/lab/services"
 )
 
@@ -38,27 +37,24 @@ func freePort(t *testing.T) string {
 // runs the real binaries: lab serve --room, a participant over SSH who runs
 // lesson 1's reset, then lab room --reset.
 func TestLabRoomResetEndsTheSessionCleansTheNamespaceAndForgetsTheProgress(t *testing.T) {
+	env := labtest.Connect(t)
+	rm, alice := env.NS, env.Derived("al") // the room and its participant
 	addr := freePort(t)
-	serve := exec.Command(bin, "serve", "--listen", addr, "--room", "clireset", "--seats", "2")
+	serve := exec.Command(labBin(t), "serve", "--listen", addr, "--room", rm, "--seats", "2")
 	serve.Env = append(os.Environ(), "LAB_WORKSHOP_PASSWORD=pw-reset", "XDG_STATE_HOME="+t.TempDir())
 	var serveOut syncBuf
 	serve.Stdout, serve.Stderr = &serveOut, &serveOut
 	if err := serve.Start(); err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
 	t.Cleanup(func() {
 		serve.Process.Kill()
 		serve.Wait()
-		if db, err := services.Open(ctx, services.Config{}.FromEnv().MySQL, ""); err == nil {
-			services.DropOwned(ctx, db, room.DBName("clireset"))
-			db.Close()
-		}
 	})
 	var c *gossh.Client
 	var err error
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		if c, err = gossh.Dial("tcp", addr, &gossh.ClientConfig{User: "rsalice", Auth: []gossh.AuthMethod{gossh.Password("pw-reset")},
+		if c, err = gossh.Dial("tcp", addr, &gossh.ClientConfig{User: alice, Auth: []gossh.AuthMethod{gossh.Password("pw-reset")},
 			HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 2 * time.Second}); err == nil {
 			break
 		}
@@ -75,14 +71,11 @@ func TestLabRoomResetEndsTheSessionCleansTheNamespaceAndForgetsTheProgress(t *te
 	s.Shell()
 	done := make(chan struct{})
 	go func() { s.Wait(); close(done) }()
-	db, err := services.Open(ctx, services.Config{}.FromEnv().MySQL, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := env.Svc.MySQL
+	aliceDB := services.Names{NS: alice}.Name(services.IdempotencyDB)
 	exists := func() bool {
 		var n int
-		db.QueryRow("SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME='blog_idempotency_lab_rsalice'").Scan(&n)
+		db.QueryRow("SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME=?", aliceDB).Scan(&n)
 		return n == 1
 	}
 	for deadline := time.Now().Add(20 * time.Second); !exists(); time.Sleep(200 * time.Millisecond) {
@@ -95,8 +88,8 @@ func TestLabRoomResetEndsTheSessionCleansTheNamespaceAndForgetsTheProgress(t *te
 			t.Fatalf("the participant's reset created no database:\n%s", screen.String())
 		}
 	}
-	out, errOut, code := runLab(t, "room", "--room", "clireset", "--reset", "rsalice")
-	if code != 0 || !strings.Contains(out, "rsalice starts afresh") {
+	out, errOut, code := runLab(t, "room", "--room", rm, "--reset", alice)
+	if code != 0 || !strings.Contains(out, alice+" starts afresh") {
 		t.Fatalf("lab room --reset: exit %d\n%s%s", code, out, errOut)
 	}
 	select {
@@ -105,11 +98,11 @@ func TestLabRoomResetEndsTheSessionCleansTheNamespaceAndForgetsTheProgress(t *te
 		t.Error("the participant's session did not end")
 	}
 	if exists() {
-		t.Error("blog_idempotency_lab_rsalice is still there")
+		t.Errorf("%s is still there", aliceDB)
 	}
-	out, _, _ = runLab(t, "room", "--room", "clireset")
-	if strings.Contains(out, "rsalice") {
-		t.Errorf("the room still lists rsalice:\n%s", out)
+	out, _, _ = runLab(t, "room", "--room", rm)
+	if strings.Contains(out, alice) {
+		t.Errorf("the room still lists %s:\n%s", alice, out)
 	}
 }
 
@@ -117,7 +110,7 @@ func TestLabRoomResetEndsTheSessionCleansTheNamespaceAndForgetsTheProgress(t *te
 func startServe(t *testing.T, name, state string) string {
 	t.Helper()
 	addr := freePort(t)
-	serve := exec.Command(bin, "serve", "--listen", addr, "--room", name, "--seats", "2")
+	serve := exec.Command(labBin(t), "serve", "--listen", addr, "--room", name, "--seats", "2")
 	serve.Env = append(os.Environ(), "LAB_WORKSHOP_PASSWORD=pw-two", "XDG_STATE_HOME="+state)
 	var out syncBuf
 	serve.Stdout, serve.Stderr = &out, &out
@@ -162,24 +155,19 @@ func sshEnter(t *testing.T, addr, user string) *gossh.Client {
 // processes on different ports, one room; lab room lists the participants
 // of both, each at their server.
 func TestTwoLabServeProcessesOnOneMySQLAreOneRoom(t *testing.T) {
-	ctx := context.Background()
-	t.Cleanup(func() {
-		if db, err := services.Open(ctx, services.Config{}.FromEnv().MySQL, ""); err == nil {
-			services.DropOwned(ctx, db, room.DBName("clitwo"))
-			db.Close()
-		}
-	})
-	a := startServe(t, "clitwo", t.TempDir())
-	b := startServe(t, "clitwo", t.TempDir())
-	sshEnter(t, a, "twoann")
-	sshEnter(t, b, "twoben")
+	env := labtest.Connect(t)
+	rm, ann, ben := env.NS, env.Derived("an"), env.Derived("be")
+	a := startServe(t, rm, t.TempDir())
+	b := startServe(t, rm, t.TempDir())
+	sshEnter(t, a, ann)
+	sshEnter(t, b, ben)
 	var out string
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(300 * time.Millisecond) {
-		out, _, _ = runLab(t, "room", "--room", "clitwo")
-		if strings.Contains(out, "2 participant(s)") && strings.Contains(out, "twoann") && strings.Contains(out, "twoben") &&
+		out, _, _ = runLab(t, "room", "--room", rm)
+		if strings.Contains(out, "2 participant(s)") && strings.Contains(out, ann) && strings.Contains(out, ben) &&
 			strings.Contains(out, a) && strings.Contains(out, b) {
 			return
 		}
 	}
-	t.Fatalf("lab room shows:\n%s\nwant twoann at %s and twoben at %s", out, a, b)
+	t.Fatalf("lab room shows:\n%s\nwant %s at %s and %s at %s", out, ann, a, ben, b)
 }
