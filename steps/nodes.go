@@ -201,7 +201,7 @@ func startNodes(ctx context.Context, r *Run, k int) lab.Result {
 		return lab.Result{Passed: true, Skipped: true,
 			Why: "the lab cannot start RabbitMQ nodes of its own here (" + r.Env.Svc.Info.OwnBrokerNote + "); the lesson goes on against " + secret.URL(r.Env.Svc.Config.AMQP)}
 	}
-	set, took, reused, note, err := useNodes(ctx, r, k, func(c context.Context) (*node.Set, error) {
+	set, took, from, err := useNodes(ctx, r, k, func(c context.Context) (*node.Set, error) {
 		return node.Start(c, node.Options{Namespace: r.Env.Svc.Config.Namespace, Nodes: k})
 	})
 	if err != nil {
@@ -213,8 +213,11 @@ func startNodes(ctx context.Context, r *Run, k int) lab.Result {
 	}
 	sent := fmt.Sprintf("rabbitmq-server ×%d (RabbitMQ %s, data in %s)", k, set.Version, set.Dir)
 	obs := fmt.Sprintf("%s started in %s; this lesson's AMQP steps use it from here on\n%s", what, durText(took), nodesTable(r, set))
-	obs = note + obs
-	if reused {
+	obs = from.note + obs
+	if from.warmed {
+		obs = fmt.Sprintf("%s booted in %s, in the background since the lesson began; ready %s after this step began; this lesson's AMQP steps use it from here on\n%s", what, durText(from.booted), durText(took), nodesTable(r, set))
+	}
+	if from.reused {
 		sent = fmt.Sprintf("the nodes the previous option left: every node running, its queues and exchanges deleted (RabbitMQ %s, data in %s)", set.Version, set.Dir)
 		obs = fmt.Sprintf("%s from the previous option, ready again in %s (no new boot); this lesson's AMQP steps use it from here on\n%s", what, durText(took), nodesTable(r, set))
 	}
@@ -224,7 +227,7 @@ func startNodes(ctx context.Context, r *Run, k int) lab.Result {
 // attachCluster uses the cluster LAB_CLUSTER names (docker compose
 // --profile cluster) as the lesson's three nodes.
 func attachCluster(ctx context.Context, r *Run, urls, control []string) lab.Result {
-	set, took, _, _, err := useNodes(ctx, r, 3, func(c context.Context) (*node.Set, error) { return node.Attach(c, urls, control) })
+	set, took, _, err := useNodes(ctx, r, 3, func(c context.Context) (*node.Set, error) { return node.Attach(c, urls, control) })
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -238,7 +241,7 @@ func attachCluster(ctx context.Context, r *Run, urls, control []string) lab.Resu
 // or takes the one the run's shelf kept from an earlier run, and makes it
 // the run's broker: every later AMQP step dials its first running node, and
 // the set closes (or goes back on the shelf) with the run.
-func useNodes(ctx context.Context, r *Run, k int, open func(context.Context) (*node.Set, error)) (set *node.Set, took time.Duration, reused bool, note string, err error) {
+func useNodes(ctx context.Context, r *Run, k int, open func(context.Context) (*node.Set, error)) (set *node.Set, took time.Duration, from nodesFrom, err error) {
 	if old := nodesOf(r); old != nil {
 		old.Close()
 	}
@@ -246,14 +249,16 @@ func useNodes(ctx context.Context, r *Run, k int, open func(context.Context) (*n
 	c, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	shelf := r.Env.Nodes
+	from.booted, from.warmed = shelf.wait(c)
 	set, why := shelf.take(c, k)
-	reused = set != nil
+	from.reused = set != nil && !from.warmed
+	from.warmed = set != nil && from.warmed
 	if why != nil {
-		note = "the previous option's nodes could not be used again (" + why.Error() + "), so new ones booted\n"
+		from.note = "the previous option's nodes could not be used again (" + why.Error() + "), so new ones booted\n"
 	}
 	if set == nil {
 		if set, err = open(c); err != nil {
-			return nil, 0, false, note, err
+			return nil, 0, from, err
 		}
 	}
 	r.mu.Lock()
@@ -267,7 +272,15 @@ func useNodes(ctx context.Context, r *Run, k int, open func(context.Context) (*n
 		set.Close()
 	})
 	amqpOf(r).switchBroker(r.brokerURL())
-	return set, time.Since(start), reused, note, nil
+	return set, time.Since(start), from, nil
+}
+
+// nodesFrom says where a run's nodes came from.
+type nodesFrom struct {
+	reused bool          // the previous option's, on the shelf
+	warmed bool          // booted since the lesson began (NodeShelf.Prepare)
+	booted time.Duration // how long that boot took
+	note   string
 }
 
 func secretURLs(urls []string) []string {

@@ -2,8 +2,11 @@ package steps_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	lab "github.com/rmlab/lab"
 	"github.com/rmlab/lab/internal/labtest"
@@ -82,4 +85,69 @@ func TestASecondRunTakesTheShelvedNodesRunningAgainWithTheQueuesGone(t *testing.
 	if strings.Contains(res.Observed, "from the previous option") {
 		t.Fatalf("a run without a shelf took someone's nodes:\n%s", res.Observed)
 	}
+}
+
+// A lesson that starts nodes of the lab's own boots them as its run
+// begins, while its first steps run (on the screen: while the learner
+// reads), and its `nodes start` step takes them; a lesson that starts none
+// boots nothing, and without a shelf nothing boots ahead.
+func TestALessonsNodesBootWhileItsFirstStepsRunAndTheStartStepTakesThem(t *testing.T) {
+	if _, err := node.Server(); err != nil {
+		t.Skip(err)
+	}
+	env := labtest.Connect(t)
+	if !env.Svc.Info.OwnBroker {
+		t.Skip(env.Svc.Info.OwnBrokerNote)
+	}
+	labtest.NodesDir(t)
+	start := step("nodes", "start=1", "")
+	l := &lab.Lesson{ID: "warm", Part: lab.PartBroker, Blocks: []lab.Block{{Prose: "read me"}, {Step: start}}}
+	shelf := &steps.NodeShelf{}
+	t.Cleanup(shelf.Close)
+	r := steps.NewRun(&steps.Env{Svc: env.Svc, Replay: true, Nodes: shelf}, l, nil)
+	t.Cleanup(r.Close)
+	// The learner reads; the step comes later.
+	deadline := time.Now().Add(2 * time.Minute)
+	for len(nodeDirs(t)) == 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if len(nodeDirs(t)) == 0 {
+		t.Fatal("no node began to boot when the run of a lesson that starts one began")
+	}
+	res := must(t, r, start)
+	if !strings.Contains(res.Observed, "in the background since the lesson began") {
+		t.Fatalf("the start step did not take the node booted ahead:\n%s", res.Observed)
+	}
+	r.Close()
+	shelf.Close()
+	if d := nodeDirs(t); len(d) != 0 {
+		t.Fatalf("node folders left after the shelf closed: %v", d)
+	}
+
+	// Without a shelf the step boots its own, and says nothing of a boot ahead.
+	r2 := steps.NewRun(&steps.Env{Svc: env.Svc, Replay: true}, l, nil)
+	t.Cleanup(r2.Close)
+	res = must(t, r2, start)
+	if strings.Contains(res.Observed, "in the background") {
+		t.Fatalf("a run without a shelf claims a boot ahead:\n%s", res.Observed)
+	}
+}
+
+// nodeDirs lists the node sets in the test's nodes folder.
+func nodeDirs(t *testing.T) []string {
+	t.Helper()
+	base, err := node.Dir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	es, _ := os.ReadDir(base)
+	var out []string
+	for _, e := range es {
+		if e.IsDir() {
+			if fs, _ := os.ReadDir(filepath.Join(base, e.Name())); len(fs) > 0 {
+				out = append(out, e.Name())
+			}
+		}
+	}
+	return out
 }

@@ -127,6 +127,9 @@ func NewRun(env *Env, l *lab.Lesson, choices map[string]string) *Run {
 	if choices == nil {
 		choices = map[string]string{}
 	}
+	if env != nil {
+		env.Nodes.Prepare(env, l)
+	}
 	return &Run{Env: env, Lesson: l, Choices: choices, Predictions: map[string]string{}, sessions: map[string]*Session{},
 		byName: map[string]*Outcome{}, state: map[string]any{}}
 }

@@ -8,6 +8,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	lab "github.com/rmlab/lab"
 	"github.com/rmlab/lab/broker"
 	"github.com/rmlab/lab/node"
 )
@@ -22,22 +23,141 @@ type NodeShelf struct {
 	mu       sync.Mutex
 	set      *node.Set
 	declared map[*node.Set][]declared
+	lesson   string        // whose nodes the shelf holds or boots
+	warming  chan struct{} // closed when the boot Prepare began has ended
+	cancel   context.CancelFunc
+	booted   time.Duration // how long that boot took
 }
 
 type declared struct{ kind, name, queueType string }
 
-// Close stops the nodes on the shelf.
+// Close stops the nodes on the shelf, and a boot under way.
 func (sh *NodeShelf) Close() {
 	if sh == nil {
 		return
 	}
 	sh.mu.Lock()
+	if sh.cancel != nil {
+		sh.cancel()
+	}
+	w := sh.warming
+	sh.mu.Unlock()
+	if w != nil {
+		<-w
+	}
+	sh.mu.Lock()
 	set := sh.set
-	sh.set, sh.declared = nil, nil
+	sh.set, sh.declared, sh.lesson, sh.warming, sh.cancel = nil, nil, "", nil, nil
 	sh.mu.Unlock()
 	if set != nil {
 		set.Close()
 	}
+}
+
+// Prepare is called as a run of l begins. The shelf lets go of another
+// lesson's nodes, and, when l starts nodes of the lab's own and none are
+// on the shelf, begins booting them now, in the background: the learner
+// reads the lesson's first paragraphs (replay runs its reset) while they
+// boot, and the `nodes start` step takes them when it comes. It never
+// blocks: the screen calls it from its update loop.
+func (sh *NodeShelf) Prepare(env *Env, l *lab.Lesson) {
+	if sh == nil || env == nil || env.Svc == nil || l == nil {
+		return
+	}
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	var release func() // another lesson's nodes, stopped off the caller's path
+	if sh.lesson != l.ID {
+		set, w, cancel := sh.set, sh.warming, sh.cancel
+		sh.set, sh.declared, sh.warming, sh.cancel = nil, nil, nil, nil
+		release = func() {
+			if cancel != nil {
+				cancel()
+			}
+			if w != nil {
+				<-w
+			}
+			if set != nil {
+				set.Close()
+			}
+		}
+	}
+	sh.lesson = l.ID
+	k := firstStart(l)
+	cluster, _, _ := node.Cluster()
+	if k == 0 || !env.Svc.Info.OwnBroker || (cluster != nil && k == 3) || sh.set != nil || sh.warming != nil {
+		if release != nil {
+			go release()
+		}
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	done := make(chan struct{})
+	sh.warming, sh.cancel = done, cancel
+	ns := env.Svc.Config.Namespace
+	go func() {
+		defer close(done)
+		defer cancel()
+		if release != nil {
+			release() // the namespace's node folder is free again after it
+		}
+		start := time.Now()
+		set, err := node.Start(ctx, node.Options{Namespace: ns, Nodes: k})
+		if err != nil {
+			return // the step boots them itself and says why it failed
+		}
+		sh.mu.Lock()
+		wanted := sh.warming == done && sh.set == nil
+		if wanted {
+			sh.set, sh.booted = set, time.Since(start)
+		}
+		sh.mu.Unlock()
+		if !wanted {
+			set.Close() // let go of meanwhile (Close, another lesson, a set put back)
+		}
+	}()
+}
+
+// firstStart is N of l's first `nodes start=N` step, 0 for none (or a
+// choice's ${…}, known only on its path).
+func firstStart(l *lab.Lesson) int {
+	for _, s := range l.Steps() {
+		if s.Kind == "nodes" {
+			switch s.Attrs["start"] {
+			case "1":
+				return 1
+			case "3":
+				return 3
+			}
+			return 0
+		}
+	}
+	return 0
+}
+
+// wait waits for a boot Prepare began; it reports how long the boot took
+// when the set on the shelf came from it.
+func (sh *NodeShelf) wait(ctx context.Context) (time.Duration, bool) {
+	if sh == nil {
+		return 0, false
+	}
+	sh.mu.Lock()
+	w := sh.warming
+	sh.mu.Unlock()
+	if w == nil {
+		return 0, false
+	}
+	select {
+	case <-w:
+	case <-ctx.Done():
+		return 0, false
+	}
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.warming == w {
+		sh.warming, sh.cancel = nil, nil
+	}
+	return sh.booted, sh.set != nil
 }
 
 // note records a queue or exchange declared on set (real name), to delete
@@ -73,6 +193,7 @@ func (sh *NodeShelf) take(ctx context.Context, k int) (*node.Set, error) {
 	if sh == nil {
 		return nil, nil
 	}
+	sh.wait(ctx)
 	sh.mu.Lock()
 	set := sh.set
 	decl := sh.declared[set]

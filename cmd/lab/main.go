@@ -276,7 +276,10 @@ func cmdScreen(ctx context.Context, g globals, start string, stderr io.Writer) i
 		return code
 	}
 	defer svc.Close()
-	env := &steps.Env{Svc: svc, Binary: binary(), Queues: broker.QueueReader(svc)}
+	// The shelf boots a lesson's own RabbitMQ nodes while the learner reads
+	// its first paragraphs, and keeps them for the next option of its choice.
+	env := &steps.Env{Svc: svc, Binary: binary(), Queues: broker.QueueReader(svc), Nodes: &steps.NodeShelf{}}
+	defer env.Nodes.Close()
 	if err := ui.Run(ctx, ui.Options{Env: env, Lang: g.lang, LessonsDir: g.lessons, Start: start}); err != nil {
 		printErr(stderr, err)
 		return 1
