@@ -126,11 +126,19 @@ func (r *Run) worker(s *lab.Step) (*worker.Process, error) {
 type waitKind struct{}
 
 func (waitKind) Check(s *lab.Step) error {
-	if err := CheckAttrs(s, "worker", "until", "timeout", "times"); err != nil {
+	if err := CheckAttrs(s, "worker", "until", "timeout", "times", "exit"); err != nil {
 		return err
 	}
 	if err := Require(s, "worker", "until"); err != nil {
 		return err
+	}
+	if v, ok := s.Attrs["exit"]; ok {
+		if s.Attrs["until"] != "exit" {
+			return fmt.Errorf("%s: wait exit=%s checks an exit code: it goes with until=exit", s.Where(), v)
+		}
+		if n, err := strconv.Atoi(v); err != nil || n < 0 || n > 255 {
+			return fmt.Errorf("%s: wait exit=%q: write the exit code the worker must end with, 0 to 255", s.Where(), v)
+		}
 	}
 	_, err := Timeout(s, "timeout", 0)
 	return err
@@ -182,6 +190,14 @@ func (waitKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	}
 	if err != nil {
 		return lab.Result{Observed: obs, Why: err.Error()}
+	}
+	// A worker that ended with another code than the lesson says (0 unless
+	// exit=N) did not do what the lesson shows: a bad flag, a crash.
+	if until == "exit" {
+		want, _ := strconv.Atoi(s.Attr("exit", "0"))
+		if st.ExitCode != want {
+			return lab.Result{Observed: obs, Why: fmt.Sprintf("%s exited with code %d, not %d (the lesson says exit=%d when a worker is meant to fail)", p.Name, st.ExitCode, want, want)}
+		}
 	}
 	return lab.Result{Passed: true, Observed: obs}
 }

@@ -1,0 +1,37 @@
+package steps_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/internal/labtest"
+	"github.com/rmlab/lab/steps"
+)
+
+// `wait until=exit` fails on a worker that ended with another code than
+// the lesson says (0 unless exit=N): a worker dying on a bad flag used to
+// pass.
+func TestWaitUntilExitFailsOnAnExitCodeTheLessonDidNotName(t *testing.T) {
+	env := labtest.Connect(t)
+	l := &lab.Lesson{ID: "t"}
+	r := steps.NewRun(&steps.Env{Svc: env.Svc, Binary: labtest.Lab(t), Replay: true}, l, nil)
+	t.Cleanup(r.Close)
+	ctx := context.Background()
+
+	must(t, r, step("spawn", "name=bad program=consumer", "--no-such-flag"))
+	res := r.Step(ctx, step("wait", "worker=bad until=exit", ""))
+	if res.Passed || !strings.Contains(res.Why, "exited with code 1, not 0") {
+		t.Fatalf("a worker that died on a bad flag passed the wait: %+v", res)
+	}
+	must(t, r, step("spawn", "name=bad2 program=consumer", "--no-such-flag"))
+	must(t, r, step("wait", "worker=bad2 until=exit exit=1", ""))
+
+	k, _ := steps.Lookup("wait")
+	for _, attrs := range []string{"worker=a until=exit exit=x", "worker=a until=exit exit=300", "worker=a until=after-mark exit=1"} {
+		if err := k.Check(step("wait", attrs, "")); err == nil {
+			t.Errorf("wait %s: no error at load", attrs)
+		}
+	}
+}
