@@ -13,16 +13,22 @@ import (
 func init() { Register("redis", redisKind{}) }
 
 // redisKind sends Redis commands, one per line, as typed in redis-cli.
-// Arguments starting with "lab:" are keys and get the namespace.
+// Arguments starting with "lab:" are keys and get the namespace. Every
+// reply is kept, a row per command; a command the server refuses fails the
+// step unless error= names the error's first word (WRONGTYPE, ERR, …), and
+// the commands after it are not sent.
 //
-//	```redis
+//	```redis [error=WRONGTYPE]
 //	SET lab:dedup:order:42:paid 1 NX EX 5
 //	```
 type redisKind struct{}
 
 func (redisKind) Check(s *lab.Step) error {
-	if err := CheckAttrs(s); err != nil {
+	if err := CheckAttrs(s, "error"); err != nil {
 		return err
+	}
+	if v, ok := s.Attrs["error"]; ok && (v == "" || strings.ToUpper(v) != v) {
+		return fmt.Errorf("%s: redis error=%q: write the error's first word as Redis sends it (WRONGTYPE, ERR, NOSCRIPT, …)", s.Where(), v)
 	}
 	if strings.TrimSpace(s.Body) == "" {
 		return fmt.Errorf("%s: redis step has no command", s.Where())
@@ -36,6 +42,7 @@ func (redisKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	}
 	res := lab.Result{Passed: true}
 	var obs []string
+	o := &Outcome{Source: "redis", Columns: []string{"reply"}}
 	for _, line := range strings.Split(strings.TrimSpace(s.Body), "\n") {
 		args := r.redisArgs(line)
 		if len(args) == 0 {
@@ -43,22 +50,38 @@ func (redisKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		}
 		shown := strings.Trim(fmt.Sprint(args), "[]")
 		res.Sent = append(res.Sent, shown)
+		o.Stmt = shown
 		v, err := r.Env.Svc.Redis.Do(ctx, args...).Result()
-		o := &Outcome{Source: "redis", Stmt: shown}
 		switch {
 		case err == redis.Nil:
-			o.Columns, o.Rows = []string{"reply"}, [][]string{{"(nil)"}}
+			o.Rows = append(o.Rows, []string{"(nil)"})
 			obs = append(obs, "> "+shown+"\n(nil)")
 		case err != nil:
-			o.ErrCode, o.ErrText = "redis", err.Error()
+			code, _, _ := strings.Cut(err.Error(), " ")
+			o.ErrCode, o.ErrText = code, err.Error()
+			o.Rows = append(o.Rows, []string{"(error) " + err.Error()})
 			obs = append(obs, "> "+shown+"\n(error) "+err.Error())
 		default:
 			txt := fmt.Sprint(v)
-			o.Columns, o.Rows = []string{"reply"}, [][]string{{txt}}
+			o.Rows = append(o.Rows, []string{txt})
 			obs = append(obs, "> "+shown+"\n"+txt)
 		}
-		r.SetOutcome(o)
+		if err != nil && err != redis.Nil {
+			if want := s.Attrs["error"]; want != o.ErrCode {
+				res.Passed = false
+				res.Why = "Redis refused " + shown + ": " + err.Error()
+				if want != "" {
+					res.Why += " (wanted error " + want + ")"
+				}
+			}
+			break
+		}
 	}
+	if want := s.Attrs["error"]; want != "" && o.ErrCode == "" {
+		res.Passed = false
+		res.Why = "wanted Redis error " + want + ", but every command succeeded"
+	}
+	r.SetOutcome(o)
 	res.Observed = strings.Join(obs, "\n")
 	return res
 }
