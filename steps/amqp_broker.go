@@ -376,7 +376,12 @@ func (restartKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 			return fmt.Sprintf("ready %d", q.Ready)
 		}
 		want := "gone"
-		ok := !qs.Exists
+		// Gone means it was there before the restart: a misspelt or never
+		// declared queue is "gone" after any restart and proves nothing.
+		ok := !qs.Exists && b.Exists
+		if sv.gone && !b.Exists {
+			want = "gone, having existed before"
+		}
 		if !sv.gone {
 			want = fmt.Sprintf("ready %d", sv.ready)
 			ok = qs.Exists && qs.Down == "" && qs.Ready == sv.ready
@@ -387,6 +392,9 @@ func (restartKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 			res.Passed = false
 			if res.Why == "" {
 				res.Why = fmt.Sprintf("after the restart %s is %s, expected %s", qs.Name, show(qs), want)
+				if sv.gone && !b.Exists {
+					res.Why = fmt.Sprintf("%s did not exist before the restart, so its being gone after proves nothing (a misspelt queue, or one never declared?)", qs.Name)
+				}
 			}
 		}
 		o.Rows = append(o.Rows, []string{qs.Name, show(b), show(qs), want, mark})

@@ -151,3 +151,27 @@ func nodeDirs(t *testing.T) []string {
 	}
 	return out
 }
+
+// `QUEUE gone` after a restart holds only for a queue that existed before
+// it: a misspelt name used to pass.
+func TestGoneAfterARestartHoldsOnlyForAQueueThatExistedBefore(t *testing.T) {
+	if _, err := node.Server(); err != nil {
+		t.Skip(err)
+	}
+	env := labtest.Connect(t)
+	if !env.Svc.Info.OwnBroker {
+		t.Skip(env.Svc.Info.OwnBrokerNote)
+	}
+	labtest.NodesDir(t)
+	l := &lab.Lesson{ID: "t", Part: lab.PartBroker}
+	r := steps.NewRun(&steps.Env{Svc: env.Svc, Replay: true}, l, nil)
+	t.Cleanup(r.Close)
+	must(t, r, step("nodes", "start=1", ""))
+	must(t, r, step("declare", "", "queue orders.transient transient"))
+	res := r.Step(context.Background(), step("broker-restart", "", "orders.transiet gone"))
+	if res.Passed || !strings.Contains(res.Why, "did not exist before the restart") {
+		t.Fatalf("a misspelt queue passed as gone: %+v", res)
+	}
+	must(t, r, step("declare", "", "queue orders.transient transient"))
+	must(t, r, step("broker-restart", "", "orders.transient gone"))
+}
