@@ -13,7 +13,7 @@ import (
 
 // bothLedgers ends a test lesson the way every lesson that runs must end:
 // with an unsafe and a safe ledger (literal figures need no service).
-const bothLedgers = "\n```ledger variant=unsafe\nintended: 1\napplied: 1\n```\n\n```ledger variant=safe\nintended: 1\napplied: 1\n```\n"
+const bothLedgers = "\n```ledger variant=unsafe expect=\"applied once\"\nintended: 1\napplied: 1\n```\n\n```ledger variant=safe expect=\"applied once\"\nintended: 1\napplied: 1\n```\n"
 
 func TestEveryLessonExistsInBothLanguagesWithTheSameSteps(t *testing.T) {
 	en, err := labs.Builtin("en")

@@ -31,7 +31,7 @@ func TestTheReadmesDeadLetterExampleRunsAsWritten(t *testing.T) {
 		t.Fatal("the worked example's ````markdown block is not closed")
 	}
 	src := "# Dead letters\n\n```lesson\nid: readme-dead-letter\nnumber: 90\npart: broker\nneeds: quorum-queues\n```\n\n" +
-		example + "\n```ledger variant=unsafe\nintended: 1\napplied: 0\n```\n\n```ledger variant=safe\nintended: 1\napplied: 1\n```\n"
+		example + "\n```ledger variant=unsafe expect=lost\nintended: 1\napplied: 0\n```\n\n```ledger variant=safe expect=\"applied once\"\nintended: 1\napplied: 1\n```\n"
 	p := filepath.Join(t.TempDir(), "90-dead-letter.md")
 	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
@@ -62,7 +62,7 @@ func TestAWaitShowsWhatTheWorkerPrintedBeforeIt(t *testing.T) {
 	src := "# W\n\n```lesson\nid: wait-shows-all\nnumber: 91\npart: idempotency\n```\n\n```reset db=blog_idempotency_lab\n```\n\n" +
 		"```spawn name=c1 program=consumer\n--strategy one-tx --event event-001 --key order:42:paid --user 7 --amount 10\n```\n\n" +
 		"```sleep for=2s\n```\n\n```wait worker=c1 until=exit\n```\n\n```expect\ncontains received\n```\n" +
-		"\n```ledger variant=unsafe\nintended: 1\napplied: 0\n```\n\n```ledger variant=safe\nintended: 1\napplied: 1\n```\n"
+		"\n```ledger variant=unsafe expect=lost\nintended: 1\napplied: 0\n```\n\n```ledger variant=safe expect=\"applied once\"\nintended: 1\napplied: 1\n```\n"
 	p := filepath.Join(t.TempDir(), "91-wait.md")
 	os.WriteFile(p, []byte(src), 0o644)
 	l, err := labs.LoadFile(p)

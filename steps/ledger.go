@@ -57,9 +57,15 @@ func (ledgerKind) Check(s *lab.Step) error {
 		return fmt.Errorf("%s: ledger needs variant=unsafe or variant=safe", s.Where())
 	}
 	switch s.Attrs["expect"] {
-	case "", "lost", "duplicated", "applied once", "lost and duplicated":
+	case "lost", "duplicated", "applied once", "lost and duplicated":
+	case "":
+		// A ledger without a verdict to meet passes whatever it counts.
+		return fmt.Errorf("%s: ledger has no expect=: write the verdict it must show, expect=lost, duplicated or \"applied once\" (a ledger without one never fails)", s.Where())
 	default:
 		return fmt.Errorf("%s: ledger expect=%q: use lost, duplicated or \"applied once\"", s.Where(), s.Attrs["expect"])
+	}
+	if s.Attrs["variant"] == "safe" && s.Attrs["expect"] != "applied once" {
+		return fmt.Errorf("%s: ledger variant=safe expect=%q: the safe variant is the one that applies each message once: expect=\"applied once\"", s.Where(), s.Attrs["expect"])
 	}
 	seen := map[string]bool{}
 	for i, line := range strings.Split(s.Body, "\n") {

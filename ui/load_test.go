@@ -14,7 +14,7 @@ import (
 
 // bothLedgers ends a test lesson the way every lesson that runs must end:
 // with an unsafe and a safe ledger (literal figures need no service).
-const bothLedgers = "\n```ledger variant=unsafe\nintended: 1\napplied: 1\n```\n\n```ledger variant=safe\nintended: 1\napplied: 1\n```\n"
+const bothLedgers = "\n```ledger variant=unsafe expect=\"applied once\"\nintended: 1\napplied: 1\n```\n\n```ledger variant=safe expect=\"applied once\"\nintended: 1\napplied: 1\n```\n"
 
 // An instructor's directory with one broken file still opens: the good
 // lessons are listed and the status line names the broken file and line.
