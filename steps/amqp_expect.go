@@ -69,6 +69,13 @@ func brokerSource(ctx context.Context, r *Run, _ *lab.Step, expr string) (int, e
 	if err != nil {
 		return 0, err
 	}
+	// A queue that does not exist is a misspelt or undeclared name, not a
+	// count of 0: it would make an unsafe ledger's "lost" hold whatever
+	// happened. (A queue no running node serves reads as 0: its messages
+	// are not available; lesson 19 counts them so.)
+	if !qs.Exists {
+		return 0, fmt.Errorf("broker: queue %s does not exist (misspelt, or not declared yet?)", qs.Name)
+	}
 	switch f[0] {
 	case "ready":
 		return qs.Ready, nil

@@ -208,3 +208,15 @@ func TestConsumeRefusedByTheBrokerPassesOnlyWhenErrorNamesItsCode(t *testing.T) 
 	}
 	must(t, r, step("expect", "", "delivered 1"))
 }
+
+// A ledger's broker: figure for a queue that does not exist is an error,
+// not 0: a misspelt queue made an unsafe "lost" hold whatever happened.
+func TestALedgersBrokerFigureForAMissingQueueFailsInsteadOfReadingZero(t *testing.T) {
+	r := newRun(t)
+	must(t, r, step("declare", "", "queue orders"))
+	res := r.Step(context.Background(), step("ledger", "variant=unsafe expect=lost", "intended: 1\napplied: broker: ready ordrs"))
+	if res.Passed || !strings.Contains(res.Why+res.Observed, "does not exist") {
+		t.Fatalf("a misspelt queue's ledger passed: %+v", res)
+	}
+	must(t, r, step("ledger", "variant=unsafe expect=lost", "intended: 1\napplied: broker: ready orders"))
+}
