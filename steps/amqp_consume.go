@@ -336,7 +336,10 @@ func verbHeader(_ *Run, o *Outcome, arg string) error {
 	name, want, _ := strings.Cut(arg, " ")
 	want = strings.TrimSpace(want)
 	if !slices.Contains(HeaderNames, name) {
-		return fmt.Errorf("header %s: the lab reads %s%s", name, strings.Join(HeaderNames, ", "), Suggest(name, HeaderNames))
+		return cannot("header %s: the lab reads %s%s", name, strings.Join(HeaderNames, ", "), Suggest(name, HeaderNames))
+	}
+	if _, ok := o.Extra["delivered"]; !ok {
+		return cannot("the step checked is not a consume")
 	}
 	got, ok := o.Extra["header "+name]
 	if !ok {

@@ -36,19 +36,19 @@ func init() {
 func verbUnavailable(r *Run, o *Outcome, arg string) error {
 	f := strings.Fields(arg)
 	if len(f) != 1 {
-		return fmt.Errorf("write unavailable QUEUE")
+		return cannot("write unavailable QUEUE")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	qs, err := amqpOf(r).queueStat(ctx, f[0])
 	if err != nil {
-		return err
+		return &Unevaluable{err}
 	}
 	switch {
 	case qs.Down != "":
 		return nil
 	case !qs.Exists:
-		return fmt.Errorf("queue %s does not exist at all", qs.Name)
+		return cannot("queue %s does not exist at all", qs.Name)
 	}
 	return fmt.Errorf("queue %s is available: ready %d", qs.Name, qs.Ready)
 }
@@ -130,7 +130,7 @@ func amqpSource(_ context.Context, r *Run, _ *lab.Step, expr string) (int, error
 func verbConfirm(_ *Run, o *Outcome, arg string) error {
 	got, ok := o.Extra["confirm"]
 	if !ok {
-		return fmt.Errorf("the step checked is not a publish")
+		return cannot("the step checked is not a publish")
 	}
 	if got != arg {
 		return fmt.Errorf("confirm was %s", got)
@@ -142,7 +142,7 @@ func verbExtraInt(key string) Verb {
 	return func(_ *Run, o *Outcome, arg string) error {
 		got, ok := o.Extra[key]
 		if !ok {
-			return fmt.Errorf("the step checked reports no %s count", key)
+			return cannot("the step checked reports no %s count", key)
 		}
 		if got != strings.TrimSpace(arg) {
 			return fmt.Errorf("%s %s", key, got)
@@ -157,7 +157,7 @@ func verbRedelivered(_ *Run, o *Outcome, arg string) error {
 	red, ok1 := o.Extra["redelivered"]
 	del, ok2 := o.Extra["delivered"]
 	if !ok1 || !ok2 {
-		return fmt.Errorf("the step checked is not a consume")
+		return cannot("the step checked is not a consume")
 	}
 	switch arg {
 	case "true":
@@ -179,7 +179,7 @@ func verbRedelivered(_ *Run, o *Outcome, arg string) error {
 func verbTags(_ *Run, o *Outcome, arg string) error {
 	got, ok := o.Extra["tags"]
 	if !ok {
-		return fmt.Errorf("the step checked is not a consume")
+		return cannot("the step checked is not a consume")
 	}
 	if got != strings.Join(strings.Fields(arg), " ") {
 		return fmt.Errorf("tags are %s", got)
@@ -198,25 +198,25 @@ func verbQueue(what string) Verb {
 		switch len(f) {
 		case 1:
 			if q == "" {
-				return fmt.Errorf("name the queue: %s QUEUE N", what)
+				return cannot("name the queue: %s QUEUE N", what)
 			}
 		case 2:
 			q = f[0]
 		default:
-			return fmt.Errorf("write %s N or %s QUEUE N", what, what)
+			return cannot("write %s N or %s QUEUE N", what, what)
 		}
 		want, err := strconv.Atoi(f[len(f)-1])
 		if err != nil {
-			return fmt.Errorf("%s wants a number", what)
+			return cannot("%s wants a number", what)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		qs, err := amqpOf(r).queueStat(ctx, q)
 		if err != nil {
-			return err
+			return &Unevaluable{err}
 		}
 		if !qs.Exists {
-			return fmt.Errorf("queue %s does not exist", qs.Name)
+			return cannot("queue %s does not exist", qs.Name)
 		}
 		if qs.Down != "" {
 			return fmt.Errorf("queue %s is unavailable: %s", qs.Name, qs.Down)

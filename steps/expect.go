@@ -2,8 +2,10 @@ package steps
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -34,6 +36,20 @@ var (
 		"contains": verbContains,
 	}
 )
+
+// Unevaluable is a verb's answer when the expectation cannot be evaluated
+// at all: a malformed argument, a fact the step does not report, a verb on
+// a step kind whose outcome does not carry what it reads, a queue that does
+// not exist. It fails the line with or without `not`: "not fact lsot 0" and
+// "not confirm ack" after a consume used to pass.
+type Unevaluable struct{ Err error }
+
+func (u *Unevaluable) Error() string { return "cannot be checked: " + u.Err.Error() }
+func (u *Unevaluable) Unwrap() error { return u.Err }
+
+func cannot(format string, args ...any) error {
+	return &Unevaluable{fmt.Errorf(format, args...)}
+}
 
 // RegisterVerb adds an expectation verb (the broker part adds confirm,
 // returned, redelivered and queue counts this way).
@@ -76,6 +92,10 @@ func (expectKind) Check(s *lab.Step) error {
 		}
 		if verb == "row" && strings.HasPrefix(line, "not ") {
 			return fmt.Errorf("%s:%d: not row: row lines match rows in order; check a row's absence with not contains TEXT", s.File, s.Line+1+i)
+		}
+		_, arg, _ := strings.Cut(strings.TrimPrefix(line, "not "), " ")
+		if err := checkVerbArg(verb, strings.TrimSpace(arg)); err != nil {
+			return fmt.Errorf("%s:%d: %s: %v", s.File, s.Line+1+i, line, err)
 		}
 	}
 	if n == 0 {
@@ -133,7 +153,8 @@ func (expectKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 			verbsMu.RUnlock()
 			err = v(r, o, arg)
 		}
-		if negated {
+		var un *Unevaluable
+		if negated && !errors.As(err, &un) {
 			if err == nil {
 				err = fmt.Errorf("it holds (in %q)", o.Text())
 			} else {
@@ -152,6 +173,62 @@ func (expectKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	}
 	res.Observed = strings.Join(lines, "\n")
 	return res
+}
+
+// checkVerbArg checks at load what a verb's argument must look like, so a
+// misspelt one is refused by lab check instead of failing (or, before
+// `not`, passing) at run time.
+func checkVerbArg(verb, arg string) error {
+	f := strings.Fields(arg)
+	number := func(v string) error {
+		if _, err := strconv.Atoi(v); err != nil && !VarRe.MatchString(v) {
+			return fmt.Errorf("%q is not a number", v)
+		}
+		return nil
+	}
+	switch verb {
+	case "ok", "waiting":
+		if arg != "" {
+			return fmt.Errorf("%s takes nothing after it", verb)
+		}
+	case "affected", "rows", "returned", "delivered":
+		if len(f) != 1 {
+			return fmt.Errorf("write %s N", verb)
+		}
+		return number(f[0])
+	case "ready", "unacked", "consumers":
+		if len(f) < 1 || len(f) > 2 {
+			return fmt.Errorf("write %s N or %s QUEUE N", verb, verb)
+		}
+		return number(f[len(f)-1])
+	case "unavailable":
+		if len(f) != 1 {
+			return fmt.Errorf("write unavailable QUEUE")
+		}
+	case "confirm":
+		if len(f) != 1 || !slices.Contains([]string{"ack", "nack", "timeout", "unknown", "none"}, f[0]) {
+			return fmt.Errorf("write confirm ack|nack|timeout|unknown|none")
+		}
+	case "header":
+		if len(f) == 0 {
+			return fmt.Errorf("write header NAME [VALUE]")
+		}
+		if !slices.Contains(HeaderNames, f[0]) {
+			return fmt.Errorf("the lab reads the headers %s%s", strings.Join(HeaderNames, ", "), Suggest(f[0], HeaderNames))
+		}
+	case "elapsed":
+		if len(f) != 2 || (f[0] != ">=" && f[0] != "<") {
+			return fmt.Errorf("write elapsed >= 1s or elapsed < 5s")
+		}
+		if _, err := time.ParseDuration(f[1]); err != nil {
+			return fmt.Errorf("%q is not a duration", f[1])
+		}
+	case "fact", "error", "value", "contains", "tags", "redelivered":
+		if arg == "" {
+			return fmt.Errorf("%s needs an argument", verb)
+		}
+	}
+	return nil
 }
 
 func (r *Run) sessionFor(source string) *Session {
@@ -190,7 +267,7 @@ func verbError(_ *Run, o *Outcome, arg string) error {
 func verbAffected(_ *Run, o *Outcome, arg string) error {
 	n, err := strconv.ParseInt(arg, 10, 64)
 	if err != nil {
-		return fmt.Errorf("affected wants a number")
+		return cannot("affected wants a number")
 	}
 	if o.ErrCode != "" || o.Pending {
 		return fmt.Errorf("the statement did not complete: %s", o.Text())
@@ -204,7 +281,7 @@ func verbAffected(_ *Run, o *Outcome, arg string) error {
 func verbRows(_ *Run, o *Outcome, arg string) error {
 	n, err := strconv.Atoi(arg)
 	if err != nil {
-		return fmt.Errorf("rows wants a number")
+		return cannot("rows wants a number")
 	}
 	if len(o.Rows) != n {
 		return fmt.Errorf("%d rows", len(o.Rows))
@@ -250,7 +327,7 @@ func verbElapsed(_ *Run, o *Outcome, arg string) error {
 	op, ds, ok := strings.Cut(arg, " ")
 	d, err := time.ParseDuration(strings.TrimSpace(ds))
 	if !ok || err != nil {
-		return fmt.Errorf("write elapsed >= 1s or elapsed < 5s")
+		return cannot("write elapsed >= 1s or elapsed < 5s")
 	}
 	switch op {
 	case ">=", ">":
@@ -262,7 +339,7 @@ func verbElapsed(_ *Run, o *Outcome, arg string) error {
 			return fmt.Errorf("elapsed %s", o.Elapsed.Round(time.Millisecond))
 		}
 	default:
-		return fmt.Errorf("unknown comparison %q", op)
+		return cannot("unknown comparison %q", op)
 	}
 	return nil
 }
@@ -271,7 +348,7 @@ func verbFact(_ *Run, o *Outcome, arg string) error {
 	k, v, _ := strings.Cut(arg, " ")
 	got, ok := o.Extra[k]
 	if !ok {
-		return fmt.Errorf("no fact %q", k)
+		return cannot("no fact %q", k)
 	}
 	if got != strings.TrimSpace(v) {
 		return fmt.Errorf("%s is %s", k, got)
