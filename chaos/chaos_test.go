@@ -180,6 +180,13 @@ func TestTheSafePipelineLosesNoOrderAndAppliesNoneTwiceUnderTenSeeds(t *testing.
 			if r.code != 0 || !s.OK() || s.Lost != 0 || s.Twice != 0 || s.Committed != s.Orders {
 				t.Errorf("seed %d: exit %d, violations %v\n%s\nthe history but for the notes:\n%s", seed, r.code, s.Violations, r.out, story(r.history))
 			}
+			landed := 0
+			for k, n := range s.Faults {
+				landed += n - s.Missed[k]
+			}
+			if landed == 0 {
+				t.Errorf("seed %d: no fault landed (faults %v, missed %v): the run tested nothing", seed, s.Faults, s.Missed)
+			}
 		})
 	}
 }

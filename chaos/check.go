@@ -175,6 +175,17 @@ func violations(s *Summary) []string {
 	if s.InQueue > 0 {
 		v = append(v, fmt.Sprintf("queue: %d messages are still in the queue after the drain", s.InQueue))
 	}
+	if s.InQueue < 0 {
+		v = append(v, "queue: the broker did not answer for the queue at check time, so what is left in it is unknown")
+	}
+	planned, missedAll := 0, 0
+	for k, n := range s.Faults {
+		planned += n
+		missedAll += s.Missed[k]
+	}
+	if planned > 0 && missedAll == planned {
+		v = append(v, fmt.Sprintf("faults: none of the %d faults found anything to hit, so the run tested no fault", planned))
+	}
 	return v
 }
 

@@ -88,7 +88,7 @@ func (r *Run) Execute(ctx context.Context) (*Summary, error) {
 	}
 	h.SetPhase("drain")
 	drainStart := time.Now()
-	r.drain(ctx)
+	didDrain := r.drain(ctx)
 	drained := time.Since(drainStart)
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("chaos run interrupted while draining: %w", ctx.Err())
@@ -103,6 +103,10 @@ func (r *Run) Execute(ctx context.Context) (*Summary, error) {
 		return nil, err
 	}
 	s.Restarts = restarts
+	if !didDrain {
+		// Judged as it was, a pipeline still moving proves nothing either way.
+		s.Violations = append(s.Violations, fmt.Sprintf("drain: the pipeline had not drained %s after the schedule (--quiet); what was counted may still change", r.O.Quiet))
+	}
 	s.Elapsed = time.Since(began).Round(time.Millisecond).String()
 	s.Drain = drained.Round(time.Millisecond).String()
 	s.OrdersPerSecond = float64(s.Committed) / time.Since(began).Seconds()
@@ -359,14 +363,14 @@ func (r *Run) cutMySQL(ctx context.Context, i int, f Fault) string {
 // drain waits until the producer has placed every order, the outbox has
 // nothing due or claimed, the queue is empty and no consumer has handled
 // anything for 2 s; or until o.Quiet.
-func (r *Run) drain(ctx context.Context) {
+func (r *Run) drain(ctx context.Context) bool {
 	deadline := time.Now().Add(r.O.Quiet)
 	outbox := r.names.Name(services.OutboxDB)
 	queue := r.names.Name(QueueName)
 	for time.Now().Before(deadline) {
 		select {
 		case <-ctx.Done():
-			return
+			return false
 		case <-time.After(500 * time.Millisecond):
 		}
 		if m := r.sup.get("producer"); m != nil && !m.finished() {
@@ -383,10 +387,11 @@ func (r *Run) drain(ctx context.Context) {
 			continue
 		}
 		if r.Hist.idleFor() >= 2*time.Second {
-			return
+			return true
 		}
 	}
 	r.Notes = append(r.Notes, fmt.Sprintf("the pipeline had not drained %s after the schedule; checked as it was", r.O.Quiet))
+	return false
 }
 
 func (r *Run) close() {
