@@ -52,16 +52,12 @@ func (r Report) WriteJUnit(w io.Writer) error {
 		if l.ExplainOnly || (len(l.Steps) == 0 && l.Passed) {
 			su.Cases = append(su.Cases, junitCase{Name: "explain-only", Classname: l.ID, Time: "0", Skipped: &junitSkipped{Message: "explain-only: nothing runs against a service"}})
 		}
-		if len(l.Steps) == 0 && !l.Passed {
-			su.Cases = append(su.Cases, junitCase{Name: "lesson", Classname: l.ID, Time: "0",
-				Failure: &junitFailure{Message: l.Why, Text: l.Why}})
-		}
 		for i, st := range l.Steps {
 			name := fmt.Sprintf("step %02d %s (line %d)", i+1, st.Kind, st.Line)
 			if st.Option != "" {
 				name += " [" + st.Option + "]"
 			}
-			c := junitCase{Name: name, Classname: l.ID, Time: secs(st.Elapsed.Milliseconds()),
+			c := junitCase{Name: name, Classname: l.ID, Time: secs(st.DurationMS),
 				SystemOut: strings.Join(append(append([]string(nil), st.Sent...), st.Observed), "\n")}
 			if !st.Passed {
 				c.Failure = &junitFailure{Message: st.Why, Text: st.Observed}
@@ -71,7 +67,11 @@ func (r Report) WriteJUnit(w io.Writer) error {
 			}
 			su.Cases = append(su.Cases, c)
 		}
-		if len(l.Steps) == 0 && !l.Passed {
+		// A lesson that failed with no failed step (it could not start, or
+		// was interrupted between steps) fails as a whole: CI must see it.
+		if !l.Passed && su.Failures == 0 {
+			su.Cases = append(su.Cases, junitCase{Name: "lesson", Classname: l.ID, Time: "0",
+				Failure: &junitFailure{Message: l.Why, Text: l.Why}})
 			su.Failures++
 		}
 		su.Tests = len(su.Cases)

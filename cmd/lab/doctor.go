@@ -44,6 +44,10 @@ func cmdDoctor(ctx context.Context, g globals, stdout, stderr io.Writer) int {
 		if room, detail, err := connectionRoom(ctx, svc); err == nil {
 			line(room > 0, "connections", detail)
 			full = room < 1
+		} else {
+			// Unknown room is no room to promise: lessons may fail with 1040.
+			line(false, "connections", "could not read max_connections and the sessions in use: "+err.Error()+" (the lab's MySQL user needs to see @@max_connections and information_schema.PROCESSLIST)")
+			full = true
 		}
 	}
 	if in.AMQPErr != nil {
