@@ -14,7 +14,7 @@ import (
 func TestAnEndedStatementIsNeverReportedAsWaiting(t *testing.T) {
 	r := newRun(t)
 	must(t, r, step("reset", "db=blog_idempotency_lab", ""))
-	sess, err := r.Session(context.Background(), "probe", services.IdempotencyDB)
+	sess, err := r.Session(context.Background(), "probe", r.Env.Svc.Names.Name(services.IdempotencyDB))
 	if err != nil {
 		t.Fatal(err)
 	}
