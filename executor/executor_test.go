@@ -79,7 +79,9 @@ func TestExecutorSendsEveryNewTaskAndRecordsItSent(t *testing.T) {
 		t.Fatalf("sent %d, %v", n, err)
 	}
 	var left int
-	db.QueryRow("SELECT COUNT(*) FROM sms_task WHERE status<>'SENT' OR provider_ref IS NULL OR attempts<>1").Scan(&left)
+	if err := db.QueryRow("SELECT COUNT(*) FROM sms_task WHERE status<>'SENT' OR provider_ref IS NULL OR attempts<>1").Scan(&left); err != nil {
+		t.Fatal(err) // a failed count read as 0 would pass
+	}
 	if left != 0 || s.Stats(0).Sent != 2 {
 		t.Fatalf("%d tasks not recorded, provider sent %d", left, s.Stats(0).Sent)
 	}
@@ -113,13 +115,17 @@ func TestARetryAfterDyingBetweenCallAndRecordSendsOnceWithTheKey(t *testing.T) {
 		want  int
 	}{{false, 1}, {true, 2}} {
 		db := resetDB(t)
-		db.Exec("DELETE FROM sms_task WHERE user_id=8")
+		if _, err := db.Exec("DELETE FROM sms_task WHERE user_id=8"); err != nil {
+			t.Fatal(err)
+		}
 		s := provider.NewServer()
 		ts := httptest.NewServer(s)
 		dieAfterCall(t, db, ts.URL, c.noKey)
 		var status string
 		var attempts int
-		db.QueryRow("SELECT status, attempts FROM sms_task").Scan(&status, &attempts)
+		if err := db.QueryRow("SELECT status, attempts FROM sms_task").Scan(&status, &attempts); err != nil {
+			t.Fatal(err)
+		}
 		if status != "NEW" || attempts != 1 {
 			t.Fatalf("after the crash: %s, %d attempts", status, attempts)
 		}
@@ -141,7 +147,9 @@ func TestATaskStaysNewWhenTheProviderIsDown(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 	var n int
-	db.QueryRow("SELECT COUNT(*) FROM sms_task WHERE status='NEW'").Scan(&n)
+	if err := db.QueryRow("SELECT COUNT(*) FROM sms_task WHERE status='NEW'").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
 	if n != 2 {
 		t.Fatalf("%d NEW tasks, want 2", n)
 	}
