@@ -30,18 +30,10 @@ import (
 
 func TestMain(m *testing.M) { labtest.Main(m) }
 
-// envs is each running test's connection to the broker, made on first use.
-var envs sync.Map // *testing.T → *labtest.Env
-
+// brokerEnv is the test's services, in a namespace of its own (labtest.Of).
 func brokerEnv(t *testing.T) *labtest.Env {
 	t.Helper()
-	if e, ok := envs.Load(t); ok {
-		return e.(*labtest.Env)
-	}
-	e := labtest.Connect(t, labtest.RabbitMQ)
-	envs.Store(t, e)
-	t.Cleanup(func() { envs.Delete(t) })
-	return e
+	return labtest.Of(t, labtest.RabbitMQ)
 }
 
 // brokerURL is the test's broker; upstream is where it dials.

@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,20 +24,10 @@ import (
 
 func TestMain(m *testing.M) { labtest.Main(m) }
 
-// envs is each running test's connection to the broker, made on first use.
-var envs sync.Map // *testing.T → *labtest.Env
-
-// brokerEnv is the test's broker (LAB_AMQP_URL, which CI points at
-// RabbitMQ 4.x too, else the local default) and namespace.
+// brokerEnv is the test's services, in a namespace of its own (labtest.Of).
 func brokerEnv(t *testing.T) *labtest.Env {
 	t.Helper()
-	if e, ok := envs.Load(t); ok {
-		return e.(*labtest.Env)
-	}
-	e := labtest.Connect(t, labtest.RabbitMQ)
-	envs.Store(t, e)
-	t.Cleanup(func() { envs.Delete(t) })
-	return e
+	return labtest.Of(t, labtest.RabbitMQ)
 }
 
 // brokerURL is the AMQP URL the test's broker answers at.

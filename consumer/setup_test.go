@@ -21,20 +21,10 @@ import (
 
 func TestMain(m *testing.M) { labtest.Main(m) }
 
-// envs is each running test's services, in a namespace of its own that
-// keeps its databases, queues and keys apart from lessons, colleagues and
-// the other tests on the same servers; made on first use.
-var envs sync.Map // *testing.T → *labtest.Env
-
+// testEnv is the test's services, in a namespace of its own (labtest.Of).
 func testEnv(t *testing.T) *labtest.Env {
 	t.Helper()
-	if e, ok := envs.Load(t); ok {
-		return e.(*labtest.Env)
-	}
-	e := labtest.Connect(t)
-	envs.Store(t, e)
-	t.Cleanup(func() { envs.Delete(t) })
-	return e
+	return labtest.Of(t)
 }
 
 // cfg is the test's services and namespace, as a worker process reads them.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,18 +17,10 @@ import (
 
 func TestMain(m *testing.M) { labtest.Main(m) }
 
-// envs is each running test's services, in a namespace of its own.
-var envs sync.Map // *testing.T → *labtest.Env
-
+// labEnv is the test's services, in a namespace of its own (labtest.Of).
 func labEnv(t *testing.T) *labtest.Env {
 	t.Helper()
-	if e, ok := envs.Load(t); ok {
-		return e.(*labtest.Env)
-	}
-	e := labtest.Connect(t)
-	envs.Store(t, e)
-	t.Cleanup(func() { envs.Delete(t) })
-	return e
+	return labtest.Of(t)
 }
 
 // env is a replay's environment in the test's namespace, with the real

@@ -126,3 +126,92 @@ func TestParallelOneOrASingleLessonRunsInTheLearnersOwnNamespace(t *testing.T) {
 		}
 	}
 }
+
+// writeLesson writes one lesson file and loads it.
+func writeLesson(t *testing.T, body string) *lab.Lesson {
+	t.Helper()
+	dir := t.TempDir()
+	src := "# A lesson\n\n```lesson\nid: one\nnumber: 1\npart: broker\n```\n\n" + body + bothLedgers
+	if err := os.WriteFile(filepath.Join(dir, "01-one.md"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ls, err := labs.LoadDir(dir, "en")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ls[0]
+}
+
+const choiceAB = "```choice name=x prompt=\"which\"\na: first\nb: second\n```\n\n"
+
+// A long lesson that owns no nodes runs its options side by side, each in
+// a lane of its own, and its report keeps path order; a short one runs
+// its options one after another in one lane.
+func TestALongLessonsOptionsRunInLanesOfTheirOwnAndReportInPathOrder(t *testing.T) {
+	for _, c := range []struct {
+		sleep string
+		lanes int
+	}{{"${lease:70}s", 2}, {"100ms", 1}} {
+		l := writeLesson(t, choiceAB+"```sleep for="+c.sleep+"\n```\n")
+		other := writeLesson(t, "```sleep for=10ms\n```\n")
+		other.ID, other.Number = "two", 2
+		base := &steps.Env{Svc: &services.Services{Config: services.Config{Namespace: "carol"}}, Replay: true}
+		var mu sync.Mutex
+		lanesOfOne := map[int]bool{}
+		rep := replay.Run(context.Background(), base, []*lab.Lesson{l, other}, replay.Options{Parallel: 3,
+			Lane: func(i int) *steps.Env {
+				mu.Lock()
+				if i != 1 { // lane 1 is lesson two's
+					lanesOfOne[i] = true
+				}
+				mu.Unlock()
+				return &steps.Env{Svc: base.Svc.Lane(i), Replay: true}
+			}})
+		if rep.Passed != 2 {
+			t.Fatalf("sleep %s: %s", c.sleep, rep.Summary())
+		}
+		if len(lanesOfOne) != c.lanes {
+			t.Errorf("sleep %s: lesson one ran in lanes %v, want %d", c.sleep, lanesOfOne, c.lanes)
+		}
+		var options []string
+		for _, st := range rep.Lessons[0].Steps {
+			if len(options) == 0 || options[len(options)-1] != st.Option {
+				options = append(options, st.Option)
+			}
+		}
+		if strings.Join(options, " ") != "x=a x=b" {
+			t.Errorf("sleep %s: steps by option %v, want x=a then x=b", c.sleep, options)
+		}
+	}
+}
+
+// Only a lesson that may restart the shared broker runs alone: one whose
+// broker-restart follows a start of nodes of its own runs beside the
+// others where the lab can own nodes.
+func TestALessonRunsAloneOnlyWhenItMayRestartTheSharedBroker(t *testing.T) {
+	own := writeLesson(t, "```nodes start=1\n```\n\n```broker-restart\n```\n")
+	shared := writeLesson(t, "```broker-restart\n```\n")
+	with := map[lab.Capability]bool{lab.CapOwnBroker: true}
+	for _, c := range []struct {
+		l    *lab.Lesson
+		caps map[lab.Capability]bool
+		want bool
+	}{{own, with, false}, {own, nil, true}, {shared, with, true}, {shared, nil, true}} {
+		if got := replay.Alone(c.l, c.caps); got != c.want {
+			t.Errorf("lesson %q, caps %v: alone %t, want %t", c.l.Steps()[0].Kind, c.caps, got, c.want)
+		}
+	}
+}
+
+// A lesson's options share its nodes, so the cost counts one boot; replay's
+// shortened waits are what it counts.
+func TestCostCountsOneNodeBootAndReplaysShortWaits(t *testing.T) {
+	boots := writeLesson(t, "```nodes start=3\n```\n\n"+choiceAB+"```nodes restart=1\n```\n")
+	if got := replay.Cost(boots); got < 19 || got > 21 {
+		t.Errorf("a cluster and a restart per option cost %.2f s, want about 12 + 2×4", got)
+	}
+	waits := writeLesson(t, "```sleep for=${lease:30}s\n```\n")
+	if got := replay.Cost(waits); got < 3 || got > 3.5 {
+		t.Errorf("${lease:30}s costs %.2f s, want replay's 3", got)
+	}
+}

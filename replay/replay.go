@@ -132,6 +132,7 @@ func runLanes(ctx context.Context, lessons []*lab.Lesson, opt Options, finish fu
 		paths  []map[string]string
 		lane   int
 		cost   float64
+		path   int // which of the lesson's paths, when they run apart
 	}
 	var side []unit
 	var alone []int
@@ -149,11 +150,11 @@ func runLanes(ctx context.Context, lessons []*lab.Lesson, opt Options, finish fu
 					lane = extra
 					extra++
 				}
-				side = append(side, unit{i, []map[string]string{p}, lane, per})
+				side = append(side, unit{i, []map[string]string{p}, lane, per, j})
 			}
 			continue
 		}
-		side = append(side, unit{i, paths, i, Cost(l)})
+		side = append(side, unit{i, paths, i, Cost(l), 0})
 	}
 	slices.SortStableFunc(side, func(a, b unit) int {
 		switch {
@@ -166,12 +167,18 @@ func runLanes(ctx context.Context, lessons []*lab.Lesson, opt Options, finish fu
 	})
 	// The paths of a split lesson report once all are in.
 	var mu sync.Mutex
-	parts := map[int][]LessonReport{}
+	parts := map[int][]LessonReport{} // by lesson, by path
 	first := map[int]time.Time{}
 	want := map[int]int{}
 	for _, u := range side {
 		want[u.lesson]++
 	}
+	for l, n := range want {
+		if n > 1 {
+			parts[l] = make([]LessonReport, n)
+		}
+	}
+	got := map[int]int{}
 	work := make(chan unit)
 	var wg sync.WaitGroup
 	for range min(opt.Parallel, max(len(side), 1)) {
@@ -193,16 +200,15 @@ func runLanes(ctx context.Context, lessons []*lab.Lesson, opt Options, finish fu
 				if t, ok := first[u.lesson]; !ok || start.Before(t) {
 					first[u.lesson] = start
 				}
-				parts[u.lesson] = append(parts[u.lesson], lr)
+				parts[u.lesson][u.path] = lr
+				got[u.lesson]++
 				var ps []LessonReport
-				if len(parts[u.lesson]) == want[u.lesson] {
+				if got[u.lesson] == want[u.lesson] {
 					ps = parts[u.lesson]
 				}
 				began := first[u.lesson]
 				mu.Unlock()
 				if ps != nil {
-					order := steps.Paths(lessons[u.lesson])
-					slices.SortStableFunc(ps, func(a, b LessonReport) int { return pathIndex(order, a) - pathIndex(order, b) })
 					finish(u.lesson, merge(ps, time.Since(began)))
 				}
 			}
@@ -241,56 +247,31 @@ func startsNodes(l *lab.Lesson) bool {
 	return false
 }
 
-// pathIndex is where a path's report goes among the lesson's paths: the
-// option its first step ran under.
-func pathIndex(paths []map[string]string, lr LessonReport) int {
-	if len(lr.Steps) == 0 {
-		return len(paths)
-	}
-	opt := lr.Steps[0].Option
-	for i, p := range paths {
-		var parts []string
-		for k, v := range p {
-			parts = append(parts, k+"="+v)
-		}
-		slices.Sort(parts)
-		if strings.Join(parts, ",") == opt {
-			return i
-		}
-	}
-	return len(paths)
-}
-
 // Cost estimates a lesson's replay time in seconds from what it runs on
 // every path, for running the longest first: what dominates is booting
 // RabbitMQ nodes (once a lesson: its options share them), chaos runs,
 // sleeps and worker waits (measured with lab replay --all --json).
 func Cost(l *lab.Lesson) float64 {
-	paths := steps.Paths(l)
 	total := 0.0
 	booted := false
-	for _, path := range paths {
+	for _, path := range steps.Paths(l) {
+		// A run that never runs a step: it says which steps apply on the
+		// path and what their durations expand to in replay.
+		r := steps.NewRun(&steps.Env{Replay: true}, l, path)
 		for _, s := range l.Steps() {
-			if w := s.Attrs["when"]; w != "" && !whenMatches(w, path) {
-				continue
+			if r.Applies(s) {
+				total += stepCost(r, s, &booted)
 			}
-			total += stepCost(s, &booted)
 		}
 	}
 	return total
 }
 
-func whenMatches(when string, path map[string]string) bool {
-	name, opts, _ := strings.Cut(when, ":")
-	return slices.Contains(strings.Split(opts, ","), path[name])
-}
-
-func stepCost(s *lab.Step, booted *bool) float64 {
+func stepCost(r *steps.Run, s *lab.Step, booted *bool) float64 {
 	secs := func(key string, def float64) float64 {
-		v := s.Attrs[key]
-		if m := steps.VarRe.FindStringSubmatch(v); m != nil && m[2] != "" {
-			n, _ := strconv.Atoi(m[2])
-			return float64(steps.ShortSeconds(n))
+		v := r.Expand(s.Attrs[key])
+		if n, err := strconv.ParseFloat(v, 64); err == nil {
+			return n
 		}
 		if d, err := time.ParseDuration(v); err == nil {
 			return d.Seconds()

@@ -36,13 +36,7 @@ func TestNodesStepReadsOneNodeOrAListAndRefusesTheRest(t *testing.T) {
 // the first left, started again, with the first run's queues gone (a
 // quorum queue emptied) — no new boot.
 func TestASecondRunTakesTheShelvedNodesRunningAgainWithTheQueuesGone(t *testing.T) {
-	if _, err := node.Server(); err != nil {
-		t.Skip(err)
-	}
-	env := labtest.Connect(t)
-	if !env.Svc.Info.OwnBroker {
-		t.Skip(env.Svc.Info.OwnBrokerNote)
-	}
+	env := ownBrokerEnv(t)
 	shelf := &steps.NodeShelf{}
 	t.Cleanup(shelf.Close)
 	e := &steps.Env{Svc: env.Svc, Replay: true, Nodes: shelf}
@@ -92,14 +86,7 @@ func TestASecondRunTakesTheShelvedNodesRunningAgainWithTheQueuesGone(t *testing.
 // reads), and its `nodes start` step takes them; a lesson that starts none
 // boots nothing, and without a shelf nothing boots ahead.
 func TestALessonsNodesBootWhileItsFirstStepsRunAndTheStartStepTakesThem(t *testing.T) {
-	if _, err := node.Server(); err != nil {
-		t.Skip(err)
-	}
-	env := labtest.Connect(t)
-	if !env.Svc.Info.OwnBroker {
-		t.Skip(env.Svc.Info.OwnBrokerNote)
-	}
-	labtest.NodesDir(t)
+	env := ownBrokerEnv(t)
 	start := step("nodes", "start=1", "")
 	l := &lab.Lesson{ID: "warm", Part: lab.PartBroker, Blocks: []lab.Block{{Prose: "read me"}, {Step: start}}}
 	shelf := &steps.NodeShelf{}
@@ -155,14 +142,7 @@ func nodeDirs(t *testing.T) []string {
 // `QUEUE gone` after a restart holds only for a queue that existed before
 // it: a misspelt name used to pass.
 func TestGoneAfterARestartHoldsOnlyForAQueueThatExistedBefore(t *testing.T) {
-	if _, err := node.Server(); err != nil {
-		t.Skip(err)
-	}
-	env := labtest.Connect(t)
-	if !env.Svc.Info.OwnBroker {
-		t.Skip(env.Svc.Info.OwnBrokerNote)
-	}
-	labtest.NodesDir(t)
+	env := ownBrokerEnv(t)
 	l := &lab.Lesson{ID: "t", Part: lab.PartBroker}
 	r := steps.NewRun(&steps.Env{Svc: env.Svc, Replay: true}, l, nil)
 	t.Cleanup(r.Close)
@@ -174,4 +154,18 @@ func TestGoneAfterARestartHoldsOnlyForAQueueThatExistedBefore(t *testing.T) {
 	}
 	must(t, r, step("declare", "", "queue orders.transient transient"))
 	must(t, r, step("broker-restart", "", "orders.transient gone"))
+}
+
+// ownBrokerEnv is the test's services, with RabbitMQ's server scripts for
+// nodes of the lab's own (labtest.NodeServer: missing, the test fails) and
+// a node folder of the test's own.
+func ownBrokerEnv(t *testing.T) *labtest.Env {
+	t.Helper()
+	labtest.NodeServer(t)
+	labtest.NodesDir(t)
+	env := labtest.Connect(t)
+	if !env.Svc.Info.OwnBroker {
+		t.Fatalf("the lab cannot start nodes of its own here: %s", env.Svc.Info.OwnBrokerNote)
+	}
+	return env
 }

@@ -185,7 +185,8 @@ func (sh *NodeShelf) put(set *node.Set) {
 	}
 }
 
-// take returns the shelved set if it has k nodes, every node running again
+// take (after wait, which lets a boot Prepare began finish) returns the
+// shelved set if it has k nodes, every node running again
 // and the earlier runs' queues and exchanges gone; otherwise it stops the
 // shelved set (it holds the namespace's folder) and returns nil, with why
 // when a set was there.
@@ -193,7 +194,6 @@ func (sh *NodeShelf) take(ctx context.Context, k int) (*node.Set, error) {
 	if sh == nil {
 		return nil, nil
 	}
-	sh.wait(ctx)
 	sh.mu.Lock()
 	set := sh.set
 	decl := sh.declared[set]

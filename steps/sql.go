@@ -205,18 +205,24 @@ var trxCacheRe = regexp.MustCompile(`(?i)information_schema\.innodb_(trx|locks|l
 // the read sees the transaction the lesson just began. Without it, two
 // replays side by side saw lesson 1's open transaction missing on MySQL 9.7.
 func (r *Run) settleTrxCache(ctx context.Context, stmt string) {
-	if !trxCacheRe.MatchString(stmt) {
-		return
-	}
 	r.mu.Lock()
 	last := r.lastSQL
 	r.mu.Unlock()
-	if d := time.Until(last.Add(110 * time.Millisecond)); d > 0 {
+	if d := trxCacheWait(stmt, last, time.Now()); d > 0 {
 		select {
 		case <-ctx.Done():
 		case <-time.After(d):
 		}
 	}
+}
+
+// trxCacheWait is how long stmt must wait at now, the run's last statement
+// having ended at last.
+func trxCacheWait(stmt string, last, now time.Time) time.Duration {
+	if !trxCacheRe.MatchString(stmt) {
+		return 0
+	}
+	return max(0, last.Add(110*time.Millisecond).Sub(now))
 }
 
 func (r *Run) touchSQL() {

@@ -39,21 +39,15 @@ func workerBinary(t *testing.T) string {
 
 const password = "workshop-pw-42"
 
-// envs is each running test's services, in a namespace of its own; its
-// participants and rooms are named from it (who), made on first use.
-var envs sync.Map // *testing.T → *labtest.Env
-
+// testEnv is the test's services, in a namespace of its own (labtest.Of);
+// its participants and rooms are named from it (who), and its clean-up
+// knows the queues of the lessons these tests serve.
 func testEnv(t *testing.T) *labtest.Env {
 	t.Helper()
-	if e, ok := envs.Load(t); ok {
-		return e.(*labtest.Env)
-	}
-	e := labtest.Connect(t)
+	e := labtest.Of(t)
 	e.Lessons("testdata/node-lessons")
 	e.Lessons("../ui/testdata/worker-lessons")
 	e.Lessons("../ui/testdata/lessons")
-	envs.Store(t, e)
-	t.Cleanup(func() { envs.Delete(t) })
 	return e
 }
 

@@ -182,9 +182,26 @@ type Env struct {
 	Svc *services.Services
 	NS  string
 
-	mu     sync.Mutex
-	scope  scope
-	report *bytes.Buffer // what the lab's cleaners said
+	mu      sync.Mutex
+	scope   scope
+	report  *bytes.Buffer   // what the lab's cleaners said
+	lessons map[string]bool // the folders Lessons was given
+}
+
+// byTest is each running test's Env made by Of.
+var byTest sync.Map // testing.TB → *Env
+
+// Of is the test's Env: Connect on its first call, the same Env after, so
+// each of a test's helpers can ask for it.
+func Of(t testing.TB, need ...Service) *Env {
+	t.Helper()
+	if e, ok := byTest.Load(t); ok {
+		return e.(*Env)
+	}
+	e := Connect(t, need...)
+	byTest.Store(t, e)
+	t.Cleanup(func() { byTest.Delete(t) })
+	return e
 }
 
 // Connect reaches the services a test needs (all three when none is named)
@@ -353,6 +370,16 @@ func (e *Env) Lane(i int) *services.Services {
 // by the time the cleanup runs.
 func (e *Env) Lessons(dir string) {
 	e.T.Helper()
+	e.mu.Lock()
+	seen := e.lessons[dir]
+	if e.lessons == nil {
+		e.lessons = map[string]bool{}
+	}
+	e.lessons[dir] = true
+	e.mu.Unlock()
+	if seen {
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cl := cleaner.New(ctx, e.scope.svc, dir, e.report)
