@@ -37,6 +37,37 @@ const (
 	CapOwnBroker     Capability = "own-broker"     // the lab can start RabbitMQ nodes of its own (package node)
 )
 
+// Alternatives splits a need written "own-broker|broker-control" (any one
+// of them will do) into its capabilities.
+func (c Capability) Alternatives() []Capability {
+	var out []Capability
+	for _, a := range strings.Split(string(c), "|") {
+		out = append(out, Capability(strings.TrimSpace(a)))
+	}
+	return out
+}
+
+// MetBy reports whether caps offer the need (one of its alternatives).
+func (c Capability) MetBy(caps map[Capability]bool) bool {
+	for _, a := range c.Alternatives() {
+		if caps[a] {
+			return true
+		}
+	}
+	return false
+}
+
+// Unmet lists the needs of l that caps do not offer.
+func (l *Lesson) Unmet(caps map[Capability]bool) []string {
+	var out []string
+	for _, c := range l.Needs {
+		if !c.MetBy(caps) {
+			out = append(out, string(c))
+		}
+	}
+	return out
+}
+
 // Capabilities are every capability a lesson's needs: may name.
 var Capabilities = []Capability{CapSkipLocked, CapJSON, CapRedis, CapAMQP, CapQuorum, CapStream, CapManagement, CapBrokerControl, CapOwnBroker}
 

@@ -270,3 +270,14 @@ func processesOf(ns string) []int {
 	}
 	return out
 }
+
+// A pipeline that has not drained when the checker counts is a violation:
+// what was counted may still change (it used to pass, as it was).
+func TestARunThatDidNotDrainFails(t *testing.T) {
+	labtest.NodesDir(t)
+	env := chaosEnv(t)
+	r := labChaos(t, env, "--orders", "120", "--duration", "2s", "--quiet", "1ms", "--faults", "kill-consumer", "--seed", "1")
+	if r.code == 0 || !strings.Contains(strings.Join(r.summary.Violations, "\n"), "drain: the pipeline had not drained") {
+		t.Fatalf("exit %d, violations %v: an undrained run passed\n%s", r.code, r.summary.Violations, r.out)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -134,6 +135,7 @@ func lint(l *lab.Lesson, add func(line int, format string, args ...any)) {
 	}
 
 	spawned := map[string]string{} // worker name → program
+	declared := map[string]bool{}  // queues a declare step before declares
 	var unsafe, safe bool
 	for _, s := range l.Steps() {
 		texts := []string{s.Body}
@@ -200,11 +202,35 @@ func lint(l *lab.Lesson, add func(line int, format string, args ...any)) {
 					}
 				}
 			}
+		case "declare":
+			for _, line := range strings.Split(s.Body, "\n") {
+				if f := strings.Fields(line); len(f) >= 2 && f[0] == "queue" {
+					for _, q := range expansions(f[1], choices) {
+						declared[q] = true
+					}
+				}
+			}
+		case "broker-restart":
+			// "QUEUE gone" holds for a queue that never existed: the lesson
+			// must have declared it for its vanishing to mean anything.
+			for i, line := range strings.Split(s.Body, "\n") {
+				if f := strings.Fields(line); len(f) == 2 && f[1] == "gone" {
+					for _, q := range expansions(f[0], choices) {
+						if !declared[q] {
+							names := slices.Sorted(maps.Keys(declared))
+							add(s.Line+1+i, "%s gone: no declare step before this one declares queue %s%s, so its absence after the restart would show nothing; declare it first", q, q, steps.Suggest(q, names))
+						}
+					}
+				}
+			}
+		case "expect":
+			lintExpect(l, s, add)
 		case "ledger":
 			unsafe = unsafe || s.Attrs["variant"] == "unsafe"
 			safe = safe || s.Attrs["variant"] == "safe"
 		}
 	}
+	lintNeeds(l, add)
 	if !l.ExplainOnly && (!unsafe || !safe) {
 		missing := "variant=safe"
 		if !unsafe {
@@ -214,6 +240,78 @@ func lint(l *lab.Lesson, add func(line int, format string, args ...any)) {
 			}
 		}
 		add(l.Line, "lesson %s has no ledger %s: every lesson that runs ends with the unsafe and the safe ledger, side by side", l.ID, missing)
+	}
+}
+
+// lintNeeds wants a lesson to declare what its steps skip without: a skip
+// is never a pass, so lab doctor must be able to say before a replay which
+// lessons cannot check everything here.
+func lintNeeds(l *lab.Lesson, add func(line int, format string, args ...any)) {
+	needs := func(any ...lab.Capability) bool {
+		for _, n := range l.Needs {
+			for _, a := range n.Alternatives() {
+				if slices.Contains(any, a) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	for _, s := range l.Steps() {
+		switch {
+		case s.Kind == "broker-restart" && !needs(lab.CapOwnBroker, lab.CapBrokerControl):
+			add(s.Line, "broker-restart is skipped where the lab has no node of its own and no broker control: add needs: own-broker|broker-control (or the one the lesson must have) to the lesson block, so lab doctor and replay say so instead of passing")
+			return
+		case s.Kind == "nodes" && s.Attrs["start"] == "" && !needs(lab.CapOwnBroker):
+			add(s.Line, "nodes steps other than start are skipped where the lab cannot start nodes of its own: add needs: own-broker to the lesson block")
+			return
+		}
+	}
+}
+
+// lintExpect refuses a verb on a step whose outcome does not carry what it
+// reads: "affected 0" after a publish, "rows 0" after a declare. The step
+// checked is of=SOURCE's, or the nearest one before that leaves an outcome;
+// on each path of the lesson's choices.
+func lintExpect(l *lab.Lesson, e *lab.Step, add func(line int, format string, args ...any)) {
+	var kinds []string
+	if of := e.Attrs["of"]; of != "" {
+		k := steps.OutcomeKind(of)
+		if k == "" {
+			add(e.Line, "expect of=%q: no step leaves an outcome named so; write of=\"sql NAME\", \"worker NAME\", \"publish CHANNEL\", \"consume CHANNEL\", …", of)
+			return
+		}
+		kinds = []string{k}
+	} else {
+		all := l.Steps()
+		at := slices.Index(all, e)
+		for _, path := range steps.Paths(l) {
+			run := &steps.Run{Choices: path}
+			if !run.Applies(e) {
+				continue
+			}
+			for i := at - 1; i >= 0; i-- {
+				if s := all[i]; steps.Leaves(s.Kind) && run.Applies(s) {
+					if !slices.Contains(kinds, s.Kind) {
+						kinds = append(kinds, s.Kind)
+					}
+					break
+				}
+			}
+		}
+	}
+	for i, line := range strings.Split(e.Body, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		verb, arg, _ := strings.Cut(strings.TrimPrefix(line, "not "), " ")
+		for _, k := range kinds {
+			if err := steps.Fits(verb, arg, k); err != nil {
+				add(e.Line+1+i, "%s: %v", line, err)
+				break
+			}
+		}
 	}
 }
 
@@ -250,7 +348,7 @@ func splitListVars(v string, choices map[string][]steps.Option) []string {
 func SameSteps(en, tr *lab.Lesson) error {
 	a, b := en.Steps(), tr.Steps()
 	for i := 0; i < len(a) && i < len(b); i++ {
-		if a[i].Kind != b[i].Kind || !maps(runAttrs(a[i]), runAttrs(b[i])) || runBody(a[i]) != runBody(b[i]) {
+		if a[i].Kind != b[i].Kind || !maps.Equal(runAttrs(a[i]), runAttrs(b[i])) || runBody(a[i]) != runBody(b[i]) {
 			return fmt.Errorf("%s: step %d (%s) differs from the English one at %s (%s): a translation changes only prose, titles, label= and prompt=",
 				b[i].Where(), i+1, b[i].Kind, a[i].Where(), a[i].Kind)
 		}
@@ -262,18 +360,6 @@ func SameSteps(en, tr *lab.Lesson) error {
 		return Problem{File: tr.File, Line: tr.Line, Msg: fmt.Sprintf("the lesson block's number, part, needs or queue differ from %s's", en.File)}
 	}
 	return nil
-}
-
-func maps(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 // Display text (label=, prompt=, a choice's or predict's descriptions) is

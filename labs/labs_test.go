@@ -156,3 +156,33 @@ func TestABrokenLessonFileLeavesTheOthersLoaded(t *testing.T) {
 		}
 	}
 }
+
+// Lesson 5's race is a snapshot read, not step order: B's check of the
+// keyless table runs after A's write (it used to run before, so the
+// duplicate followed from the lesson's own serial order).
+func TestLessonFivesCheckRunsAfterTheOtherSessionsWrite(t *testing.T) {
+	for _, lang := range []string{"en", "zh"} {
+		ls, err := labs.Builtin(lang)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range ls {
+			if l.ID != "idem-concurrent-insert" {
+				continue
+			}
+			aWrite, bCheck := -1, -1
+			for i, s := range l.Steps() {
+				nokey := strings.Contains(s.Body, "consumed_operation_nokey")
+				if s.Attrs["session"] == "A" && nokey && strings.Contains(s.Body, "INSERT") && aWrite < 0 {
+					aWrite = i
+				}
+				if s.Attrs["session"] == "B" && nokey && strings.Contains(s.Body, "SELECT COUNT") && bCheck < 0 {
+					bCheck = i
+				}
+			}
+			if aWrite < 0 || bCheck < aWrite {
+				t.Errorf("%s: B checks at step %d, A writes at step %d", lang, bCheck, aWrite)
+			}
+		}
+	}
+}

@@ -380,13 +380,15 @@ func parseMeta(l *lab.Lesson, file string, line int, body string, add func(int, 
 			for _, c := range strings.Split(v, ",") {
 				if c = strings.TrimSpace(c); c != "" {
 					l.Needs = append(l.Needs, lab.Capability(c))
-					if !slices.Contains(lab.Capabilities, lab.Capability(c)) {
-						var all []string
-						for _, k := range lab.Capabilities {
-							all = append(all, string(k))
+					for _, a := range lab.Capability(c).Alternatives() {
+						if !slices.Contains(lab.Capabilities, a) {
+							var all []string
+							for _, k := range lab.Capabilities {
+								all = append(all, string(k))
+							}
+							add(at, "needs: %s is not a capability%s; use %s, or A|B when either will do (lab doctor lists what the servers offer)",
+								a, steps.Suggest(string(a), all), strings.Join(all, ", "))
 						}
-						add(at, "needs: %s is not a capability%s; use %s (lab doctor lists what the servers offer)",
-							c, steps.Suggest(c, all), strings.Join(all, ", "))
 					}
 				}
 			}

@@ -62,12 +62,13 @@ func TestSkipLockedTakesTheNextRowWhilePlainForUpdateWaits(t *testing.T) {
 			<-hold.reached
 			b := f.relay(t, relay.Config{Name: "relay-B", SkipLocked: skip}, nil, nil)
 			bGot := make(chan []relay.Event, 1)
-			start := time.Now()
+			var bDone time.Time // when B's claim returned
 			go func() {
 				evs, _, err := b.Claim(context.Background())
 				if err != nil {
 					t.Error(err)
 				}
+				bDone = time.Now()
 				bGot <- evs
 			}()
 			const held = 700 * time.Millisecond
@@ -82,20 +83,22 @@ func TestSkipLockedTakesTheNextRowWhilePlainForUpdateWaits(t *testing.T) {
 					t.Fatalf("with SKIP LOCKED relay B still waits after %s", held)
 				}
 			}
+			released := time.Now()
 			close(hold.release)
 			aEvs := <-got
 			if bEvs == nil {
 				bEvs = <-bGot
 			}
-			waited := time.Since(start)
 			if len(aEvs) != 1 || aEvs[0].ID != "order-1-created-v1" {
 				t.Fatalf("A claimed %v", aEvs)
 			}
 			if len(bEvs) != 1 || bEvs[0].ID != "order-2-created-v1" {
 				t.Fatalf("B claimed %v, want the next row", bEvs)
 			}
-			if !skip && waited < held {
-				t.Fatalf("B waited only %s", waited)
+			// Plain FOR UPDATE: B's claim returned only once A let go of
+			// its lock; SKIP LOCKED: before.
+			if after := bDone.After(released); after != !skip {
+				t.Fatalf("skip-locked=%v: B's claim returned %s A released its lock", skip, map[bool]string{true: "after", false: "before"}[after])
 			}
 		})
 	}
@@ -134,8 +137,21 @@ func TestBatchClaimAndMarkWriteAllRowsAtOnceAndFallBackWhenClaimsChangedHands(t 
 	if err := r.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if c := r.Counts(); c.Claimed != 3 || c.Sent != 3 {
-		t.Fatalf("one batch pass: %+v", c)
+	if c := r.Counts(); c.Claimed != 3 || c.Sent != 3 || c.ClaimSelects != 1 {
+		t.Fatalf("one batch pass: %+v, want 3 claimed and sent by one claim SELECT", c)
+	}
+	// One mark statement: NOW(6) is the statement's time, the same on
+	// every row it wrote; marks one by one (Batch 1) differ.
+	if n := f.sentAts(t, 1, 2, 3); n != 1 {
+		t.Fatalf("the batch's three rows carry %d different sent_at, want 1 (one UPDATE)", n)
+	}
+	f.insert(t, 6, 7, 8)
+	one := f.relay(t, relay.Config{Name: "relay-1", SkipLocked: true, Batch: 1, Count: 3, Poll: 20 * time.Millisecond}, nil, nil)
+	if err := one.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.sentAts(t, 6, 7, 8); n != 3 {
+		t.Fatalf("marks one by one left %d different sent_at, want 3", n)
 	}
 
 	f.insert(t, 4, 5)

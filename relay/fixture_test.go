@@ -194,6 +194,20 @@ func (f *fixture) dialThrough(t *testing.T, p *amqpproxy.Proxy) *amqp.Connection
 }
 
 // token reads the lease token an event carries now.
+// sentAts counts the different sent_at values of the orders' created events.
+func (f *fixture) sentAts(t testing.TB, orders ...int) int {
+	t.Helper()
+	var ids []string
+	for _, o := range orders {
+		ids = append(ids, fmt.Sprintf("'order-%d-created-v1'", o))
+	}
+	var n int
+	if err := f.db.QueryRow("SELECT COUNT(DISTINCT sent_at) FROM outbox_event WHERE sent_at IS NOT NULL AND event_id IN (" + strings.Join(ids, ",") + ")").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 func (f *fixture) token(t testing.TB, event string) string {
 	t.Helper()
 	var tok sql.NullString

@@ -130,8 +130,17 @@ func TestParallelOneOrASingleLessonRunsInTheLearnersOwnNamespace(t *testing.T) {
 // writeLesson writes one lesson file and loads it.
 func writeLesson(t *testing.T, body string) *lab.Lesson {
 	t.Helper()
+	return writeLessonNeeding(t, "", body)
+}
+
+// writeLessonNeeding is writeLesson with needs: in the lesson block.
+func writeLessonNeeding(t *testing.T, needs, body string) *lab.Lesson {
+	t.Helper()
 	dir := t.TempDir()
-	src := "# A lesson\n\n```lesson\nid: one\nnumber: 1\npart: broker\n```\n\n" + body + bothLedgers
+	if needs != "" {
+		needs = "needs: " + needs + "\n"
+	}
+	src := "# A lesson\n\n```lesson\nid: one\nnumber: 1\npart: broker\n" + needs + "```\n\n" + body + bothLedgers
 	if err := os.WriteFile(filepath.Join(dir, "01-one.md"), []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -189,8 +198,8 @@ func TestALongLessonsOptionsRunInLanesOfTheirOwnAndReportInPathOrder(t *testing.
 // broker-restart follows a start of nodes of its own runs beside the
 // others where the lab can own nodes.
 func TestALessonRunsAloneOnlyWhenItMayRestartTheSharedBroker(t *testing.T) {
-	own := writeLesson(t, "```nodes start=1\n```\n\n```broker-restart\n```\n")
-	shared := writeLesson(t, "```broker-restart\n```\n")
+	own := writeLessonNeeding(t, "own-broker", "```nodes start=1\n```\n\n```broker-restart\n```\n")
+	shared := writeLessonNeeding(t, "own-broker|broker-control", "```broker-restart\n```\n")
 	with := map[lab.Capability]bool{lab.CapOwnBroker: true}
 	for _, c := range []struct {
 		l    *lab.Lesson
@@ -206,7 +215,7 @@ func TestALessonRunsAloneOnlyWhenItMayRestartTheSharedBroker(t *testing.T) {
 // A lesson's options share its nodes, so the cost counts one boot; replay's
 // shortened waits are what it counts.
 func TestCostCountsOneNodeBootAndReplaysShortWaits(t *testing.T) {
-	boots := writeLesson(t, "```nodes start=3\n```\n\n"+choiceAB+"```nodes restart=1\n```\n")
+	boots := writeLessonNeeding(t, "own-broker", "```nodes start=3\n```\n\n"+choiceAB+"```nodes restart=1\n```\n")
 	if got := replay.Cost(boots); got < 19 || got > 21 {
 		t.Errorf("a cluster and a restart per option cost %.2f s, want about 12 + 2×4", got)
 	}

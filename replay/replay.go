@@ -21,21 +21,27 @@ type Report struct {
 	Lessons []LessonReport `json:"lessons"`
 	Passed  int            `json:"passed"`
 	Failed  int            `json:"failed"`
+	Skipped int            `json:"skipped"`
 }
 
 // LessonReport is one lesson over all its paths.
 type LessonReport struct {
-	ID          string       `json:"id"`
-	Number      int          `json:"number"`
-	Title       string       `json:"title"`
-	Part        lab.Part     `json:"part"`
-	Passed      bool         `json:"passed"`
+	ID     string   `json:"id"`
+	Number int      `json:"number"`
+	Title  string   `json:"title"`
+	Part   lab.Part `json:"part"`
+	Passed bool     `json:"passed"`
+	// Skipped: the lesson ran (or not at all) without checking all it
+	// claims, because the servers lack what a step needs (no broker
+	// control, no nodes of its own); Why says what. It is not a pass.
+	Skipped     bool         `json:"skipped,omitempty"`
 	ExplainOnly bool         `json:"explain_only,omitempty"`
 	DurationMS  int64        `json:"duration_ms"`
 	Why         string       `json:"why,omitempty"`
 	Steps       []lab.Result `json:"steps"`
 	Ledgers     []lab.Ledger `json:"ledgers,omitempty"`
 	File        string       `json:"-"`
+	skipWhy     string
 }
 
 // Options steer a replay.
@@ -111,9 +117,12 @@ func Run(ctx context.Context, env *steps.Env, lessons []*lab.Lesson, opt Options
 			continue
 		}
 		rep.Lessons = append(rep.Lessons, *lr)
-		if lr.Passed {
+		switch {
+		case lr.Passed:
 			rep.Passed++
-		} else {
+		case lr.Skipped:
+			rep.Skipped++
+		default:
 			rep.Failed++
 		}
 	}
@@ -310,7 +319,10 @@ func progress(opt Options, l *lab.Lesson, lr LessonReport) {
 		return
 	}
 	verdict := "PASS"
-	if !lr.Passed {
+	switch {
+	case lr.Skipped:
+		verdict = "SKIP"
+	case !lr.Passed:
 		verdict = "FAIL"
 	}
 	line := fmt.Sprintf("%s %2d %-28s %6.1fs", verdict, l.Number, l.ID, float64(lr.DurationMS)/1000)
@@ -334,12 +346,10 @@ func lessonPaths(ctx context.Context, env *steps.Env, l *lab.Lesson, paths []map
 	lr = LessonReport{ID: l.ID, Number: l.Number, Title: l.Title, Part: l.Part, ExplainOnly: l.ExplainOnly, Passed: true, File: l.File,
 		Steps: []lab.Result{}} // [] not null in JSON, for an explain-only lesson too
 	defer func() { lr.DurationMS = time.Since(start).Milliseconds() }()
-	for _, c := range l.Needs {
-		if opt.Caps != nil && !opt.Caps[c] {
-			lr.Passed = false
-			lr.Why = fmt.Sprintf("needs %s, which the servers do not offer (see `lab doctor`)", c)
-			return lr
-		}
+	if miss := l.Unmet(opt.Caps); opt.Caps != nil && len(miss) > 0 {
+		lr.Passed, lr.Skipped = false, true
+		lr.Why = fmt.Sprintf("needs %s, which the servers do not offer (see `lab doctor`)", strings.Join(miss, ", "))
+		return lr
 	}
 	timeout := opt.StepTimeout
 	if timeout == 0 {
@@ -365,6 +375,10 @@ func lessonPaths(ctx context.Context, env *steps.Env, l *lab.Lesson, paths []map
 				continue
 			}
 			lr.Steps = append(lr.Steps, res)
+			if res.Skipped && !lr.Skipped {
+				lr.Skipped = true
+				lr.skipWhy = fmt.Sprintf("%s:%d %s skipped: %s", l.File, s.Line, s.Kind, res.Why)
+			}
 			if !res.Passed {
 				lr.Passed = false
 				if lr.Why == "" {
@@ -384,7 +398,21 @@ func lessonPaths(ctx context.Context, env *steps.Env, l *lab.Lesson, paths []map
 			break
 		}
 	}
+	lr.settle()
 	return lr
+}
+
+// settle decides a lesson that checked less than it claims: SKIPPED, not
+// PASS (a failure stays a failure).
+func (lr *LessonReport) settle() {
+	switch {
+	case !lr.Skipped:
+	case lr.Passed: // all that ran passed, but not all of it ran
+		lr.Passed = false
+		lr.Why = lr.skipWhy
+	default: // a failure stays a failure
+		lr.Skipped = false
+	}
 }
 
 // merge joins the reports of a lesson's paths run side by side, in path
@@ -396,12 +424,22 @@ func merge(parts []LessonReport, wall time.Duration) LessonReport {
 	for _, p := range parts[1:] {
 		lr.Steps = append(lr.Steps, p.Steps...)
 		lr.Ledgers = append(lr.Ledgers, p.Ledgers...)
-		if !p.Passed {
-			lr.Passed = false
-			if lr.Why == "" {
-				lr.Why = p.Why
-			}
+	}
+	// A failed path fails the lesson; else a skipped one skips it.
+	var failed, skipped []LessonReport
+	for _, p := range parts {
+		switch {
+		case p.Skipped:
+			skipped = append(skipped, p)
+		case !p.Passed:
+			failed = append(failed, p)
 		}
+	}
+	lr.Passed, lr.Skipped, lr.Why = len(failed)+len(skipped) == 0, len(failed) == 0 && len(skipped) > 0, ""
+	if len(failed) > 0 {
+		lr.Why = failed[0].Why
+	} else if len(skipped) > 0 {
+		lr.Why = skipped[0].Why
 	}
 	lr.DurationMS = wall.Milliseconds()
 	return lr
@@ -409,15 +447,21 @@ func merge(parts []LessonReport, wall time.Duration) LessonReport {
 
 // Summary is the last line a person reads.
 func (r Report) Summary() string {
-	var failed []string
+	var failed, skipped []string
 	for _, l := range r.Lessons {
-		if !l.Passed {
+		switch {
+		case l.Skipped:
+			skipped = append(skipped, l.ID)
+		case !l.Passed:
 			failed = append(failed, l.ID)
 		}
 	}
 	s := fmt.Sprintf("%d passed, %d failed", r.Passed, r.Failed)
 	if len(failed) > 0 {
 		s += " (" + strings.Join(failed, ", ") + ")"
+	}
+	if len(skipped) > 0 {
+		s += fmt.Sprintf(", %d skipped (%s: not every check ran; lab doctor says why)", len(skipped), strings.Join(skipped, ", "))
 	}
 	return s
 }

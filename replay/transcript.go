@@ -13,7 +13,10 @@ func (r Report) WriteTranscript(w io.Writer) error {
 	fmt.Fprintf(&b, "# Lab replay transcript\n\n%s\n", r.Summary())
 	for _, l := range r.Lessons {
 		verdict := "passed"
-		if !l.Passed {
+		switch {
+		case l.Skipped:
+			verdict = "SKIPPED"
+		case !l.Passed:
 			verdict = "FAILED"
 		}
 		fmt.Fprintf(&b, "\n## %d. %s (`%s`): %s\n\n", l.Number, l.Title, l.ID, verdict)

@@ -26,20 +26,21 @@ func init() {
 // or nack step settles them, or their channel closes (the broker then
 // requeues them).
 //
-//	```consume channel=A queue=orders count=2 [mode=deliver|get] [prefetch=N] [timeout=5s]
+//	```consume channel=A queue=orders count=2 [up-to] [mode=deliver|get] [prefetch=N] [timeout=5s]
 //	```
 //
 // mode=deliver (default) registers a consumer (basic.consume) on the first
 // step and shows deliveries as the broker pushes them; mode=get pulls with
-// basic.get. The step passes with however many arrived within timeout;
-// expect checks them (delivered N, redelivered true, tags 1 2). A channel
+// basic.get. The step fails when fewer than count arrive within timeout
+// (it used to pass with none), unless up-to says fewer may come; expect
+// checks them (delivered N, redelivered true, tags 1 2). A channel
 // error fails it unless error=CODE names it: a quorum queue without a
 // majority holds basic.consume, then refuses it with 541: error=541,timeout
 // (timeout: no answer within the step's timeout).
 type consumeKind struct{}
 
 func (consumeKind) Check(s *lab.Step) error {
-	if err := CheckAttrs(s, "channel", "queue", "count", "mode", "prefetch", "timeout", "via", "error"); err != nil {
+	if err := CheckAttrs(s, "channel", "queue", "count", "up-to", "mode", "prefetch", "timeout", "via", "error"); err != nil {
 		return err
 	}
 	if err := Require(s, "queue"); err != nil {
@@ -165,6 +166,10 @@ func (consumeKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	}
 	if len(got) < count {
 		obs = append(obs, fmt.Sprintf("%d of %d deliveries arrived within %s", len(got), count, timeout))
+		if _, upTo := s.Attrs["up-to"]; !upTo && s.Attrs["error"] == "" {
+			res.Passed = false
+			res.Why = fmt.Sprintf("%d of %d deliveries arrived within %s (write up-to when fewer may come, or a longer timeout=)", len(got), count, timeout)
+		}
 	}
 	if c.closed(0) {
 		obs = append(obs, fmt.Sprintf("channel %s closed: %s", name, c.why()))

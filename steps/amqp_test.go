@@ -220,3 +220,17 @@ func TestALedgersBrokerFigureForAMissingQueueFailsInsteadOfReadingZero(t *testin
 	}
 	must(t, r, step("ledger", "variant=unsafe expect=lost", "intended: 1\napplied: broker: ready orders"))
 }
+
+// A consume that gets fewer deliveries than count= fails (it used to pass
+// with none), unless up-to says fewer may come.
+func TestConsumeFailsOnFewerDeliveriesThanCountUnlessUpTo(t *testing.T) {
+	r := amqpRun(t)
+	must(t, r, step("publish", "channel=pub queue=orders confirm", body))
+	res := r.Step(context.Background(), step("consume", "channel=A queue=orders count=2 timeout=300ms", ""))
+	if res.Passed || !strings.Contains(res.Why, "1 of 2 deliveries arrived") {
+		t.Fatalf("a consume of 2 that got 1 passed: %+v", res)
+	}
+	must(t, r, step("publish", "channel=pub queue=orders confirm", body))
+	must(t, r, step("consume", "channel=A queue=orders count=3 up-to timeout=300ms", ""))
+	must(t, r, step("expect", "", "delivered 1"))
+}

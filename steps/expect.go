@@ -125,7 +125,7 @@ func (expectKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	if o.Pending {
 		if sess := r.sessionFor(o.Source); sess != nil {
 			if _, since, blocked := sess.Blocked(); blocked {
-				o = &Outcome{Source: o.Source, Stmt: o.Stmt, Pending: true, Elapsed: time.Since(since)}
+				o = &Outcome{Source: o.Source, Kind: o.Kind, Stmt: o.Stmt, Pending: true, Elapsed: time.Since(since)}
 			} else if done := sess.Await(0); done != nil {
 				o = done
 				r.SetOutcome(o)
@@ -144,7 +144,9 @@ func (expectKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		verb, arg, _ := strings.Cut(positive, " ")
 		arg = strings.TrimSpace(arg)
 		var err error
-		if verb == "row" {
+		if misfit := Fits(verb, arg, o.Kind); misfit != nil {
+			err = &Unevaluable{misfit}
+		} else if verb == "row" {
 			err = checkRow(o, rowIdx, arg)
 			rowIdx++
 		} else {

@@ -92,6 +92,12 @@ type Outcome struct {
 	Pending  bool // still blocked (a lock wait)
 	Elapsed  time.Duration
 	Extra    map[string]string // kind-specific facts, checked with "fact KEY VALUE"
+	// Kind is the step kind that left the outcome (its shape in the truth
+	// table of expect_kinds.go); Shown is what that step showed, for an
+	// outcome with no table and no statement text of its own (a publish,
+	// a declare, an ack): contains searches it.
+	Kind  string
+	Shown string
 }
 
 // Run is one execution of one lesson, from its reset to its end, under one
@@ -117,6 +123,7 @@ type Run struct {
 	last     *Outcome
 	byName   map[string]*Outcome // last outcome per source
 	state    map[string]any      // kind-specific state (AMQP channels, proxies, ...)
+	stepKind string              // the kind of the step running, for SetOutcome
 	vars     map[string]string   // ${name} values set by steps (SetVar)
 	cleanups []func()
 	Ledgers  []lab.Ledger
@@ -157,6 +164,9 @@ func (r *Run) OnClose(f func()) {
 func (r *Run) SetOutcome(o *Outcome) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if o.Kind == "" {
+		o.Kind = r.stepKind
+	}
 	r.last = o
 	if o.Source != "" {
 		r.byName[o.Source] = o
@@ -298,7 +308,17 @@ func (r *Run) Step(ctx context.Context, s *lab.Step) lab.Result {
 		x.Attrs[k] = r.Expand(v)
 	}
 	start := time.Now()
+	r.mu.Lock()
+	r.stepKind = s.Kind
+	before := r.last
+	r.mu.Unlock()
 	res := k.Run(ctx, r, &x)
+	r.mu.Lock()
+	if o := r.last; o != nil && o != before && o.Kind != "sql" && o.Columns == nil && res.Observed != "" {
+		o.Shown = res.Observed
+	}
+	r.stepKind = ""
+	r.mu.Unlock()
 	res.Kind, res.Line = s.Kind, s.Line
 	res.DurationMS = time.Since(start).Milliseconds()
 	if res.Elapsed == 0 {

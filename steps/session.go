@@ -156,7 +156,7 @@ func (s *Session) Await(d time.Duration) *Outcome {
 	case <-p.done:
 		return finished()
 	case <-t.C:
-		return &Outcome{Source: "sql " + s.Name, Stmt: p.stmt, Pending: true, Elapsed: time.Since(p.start)}
+		return &Outcome{Source: "sql " + s.Name, Kind: "sql", Stmt: p.stmt, Pending: true, Elapsed: time.Since(p.start)}
 	}
 }
 
@@ -198,7 +198,7 @@ func firstWord(s string) string {
 }
 
 func execute(ctx context.Context, c *sql.Conn, stmt string) *Outcome {
-	o := &Outcome{Stmt: stmt}
+	o := &Outcome{Kind: "sql", Stmt: stmt}
 	if isQuery(stmt) {
 		rows, err := c.QueryContext(ctx, stmt)
 		if err != nil {
@@ -258,6 +258,8 @@ func (o *Outcome) Text() string {
 	switch {
 	case o.Pending:
 		return fmt.Sprintf("… still waiting after %s (blocked inside the server)", o.Elapsed.Round(10*time.Millisecond))
+	case o.Shown != "":
+		return o.Shown
 	case o.ErrText != "":
 		return o.ErrText
 	case o.Columns != nil:

@@ -35,3 +35,27 @@ func TestWaitUntilExitFailsOnAnExitCodeTheLessonDidNotName(t *testing.T) {
 		}
 	}
 }
+
+// A worker reports no exit code while it runs ("fact exit 0" used to pass
+// on one still running), and ok reads nothing a worker fills.
+func TestAWorkerStillRunningHasNoExitCode(t *testing.T) {
+	env := labtest.Connect(t)
+	r := steps.NewRun(&steps.Env{Svc: env.Svc, Binary: labtest.Lab(t), Replay: true}, &lab.Lesson{ID: "t"}, nil)
+	t.Cleanup(r.Close)
+	ctx := context.Background()
+	must(t, r, step("spawn", "name=s1 program=provider", ""))
+	for _, line := range []string{"fact exit 0", "not fact exit 1", "ok", "not error 1", "affected 0"} {
+		if res := r.Step(ctx, step("expect", "", line)); res.Passed || !strings.Contains(res.Why, "cannot be checked") {
+			t.Errorf("%q on a running worker: passed or failed for another reason: %+v", line, res)
+		}
+	}
+	must(t, r, step("expect", "", "fact state running"))
+	must(t, r, step("kill", "worker=s1", ""))
+	if res := r.Step(ctx, step("expect", "", "fact exit 0")); res.Passed {
+		t.Errorf("fact exit 0 passed on a killed worker: %+v", res)
+	}
+	// One that exited has its code.
+	must(t, r, step("spawn", "name=bad program=consumer", "--no-such-flag"))
+	must(t, r, step("wait", "worker=bad until=exit exit=1", ""))
+	must(t, r, step("expect", "", "fact exit 1\nnot fact exit 0"))
+}

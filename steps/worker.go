@@ -97,9 +97,15 @@ func (spawnKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 
 func workerOutcome(p *worker.Process) *Outcome {
 	st := p.Status()
-	return &Outcome{Source: "worker " + p.Name, Stmt: p.Name,
+	o := &Outcome{Source: "worker " + p.Name, Stmt: p.Name,
 		Columns: []string{"output"}, Rows: rowsOf(p.Output()),
-		Extra: map[string]string{"state": string(st.State), "point": st.Point, "exit": strconv.Itoa(st.ExitCode), "pid": strconv.Itoa(st.PID)}}
+		Extra: map[string]string{"state": string(st.State), "point": st.Point, "pid": strconv.Itoa(st.PID)}}
+	// A worker still running has no exit code: "fact exit 0" used to pass
+	// on one.
+	if st.State == worker.Exited {
+		o.Extra["exit"] = strconv.Itoa(st.ExitCode)
+	}
+	return o
 }
 
 func rowsOf(lines []string) [][]string {

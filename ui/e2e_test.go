@@ -88,7 +88,7 @@ func (w *watcher) observe(a *App) {
 	}
 }
 
-func (w *watcher) until(t *testing.T, what string, timeout time.Duration, cond func(snap) bool) snap {
+func (w *watcher) until(t testing.TB, what string, timeout time.Duration, cond func(snap) bool) snap {
 	t.Helper()
 	deadline := time.After(timeout)
 	for {

@@ -170,13 +170,7 @@ func (p *lessonPane) missing() string {
 	if p.c.caps == nil {
 		return ""
 	}
-	var miss []string
-	for _, c := range p.lesson.Needs {
-		if !p.c.caps[c] {
-			miss = append(miss, string(c))
-		}
-	}
-	return strings.Join(miss, ", ")
+	return strings.Join(p.lesson.Unmet(p.c.caps), ", ")
 }
 
 // stepTitle is "[3/17] sql session=B blocks", attributes expanded the way

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -68,6 +69,14 @@ func TestWorkerPausesAtTheNamedPointAndDiesThereOnKill(t *testing.T) {
 	st := p.Status()
 	if st.State != Killed || st.Point != "second" {
 		t.Fatalf("status %+v", st)
+	}
+	// Not only the state the lab set: the process ended by SIGKILL and is
+	// gone.
+	if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		t.Fatalf("the process ended with %v, not SIGKILL", p.cmd.ProcessState)
+	}
+	if err := syscall.Kill(st.PID, 0); err == nil {
+		t.Fatalf("pid %d still exists after the kill", st.PID)
 	}
 	for _, l := range p.Output() {
 		if l == "did second" {

@@ -111,12 +111,7 @@ func cmdDoctor(ctx context.Context, g globals, stdout, stderr io.Writer) int {
 			blocked = append(blocked, "not loaded: "+e.Error())
 		}
 		for _, l := range ls {
-			var miss []string
-			for _, c := range l.Needs {
-				if !caps[c] {
-					miss = append(miss, string(c))
-				}
-			}
+			miss := l.Unmet(caps)
 			if in.MySQLErr != nil && !l.ExplainOnly {
 				miss = append(miss, "mysql")
 			}

@@ -32,9 +32,11 @@ usage:
   lab [flags]                      open the screen at the first lesson (or where you left off)
   lab open ID [flags]              open the screen at lesson ID
   lab list [flags]                 list lessons with their numbers and ids
-  lab replay [ID ...|--all|FILE.md] [--json] [--junit FILE] [--transcript FILE] [--lang en|zh] [--parallel N]
+  lab replay [ID ...|--all|FILE.md] [--json] [--junit FILE] [--transcript FILE] [--lang en|zh] [--parallel N] [--strict]
                                    run lessons with no terminal; exit 1 if any expectation fails;
-                                   N lessons side by side, each in a namespace of its own (NS_rK)
+                                   N lessons side by side, each in a namespace of its own (NS_rK);
+                                   a lesson that skipped a check is SKIPPED, and with --strict
+                                   (the default when $CI is set) that fails the run too
   lab check [FILE|DIR ...]         every problem in lesson files (default: the built-in lessons), no server needed
   lab doctor [flags]               server versions, capabilities, which lessons can run
   lab clean [--namespace NS | --all-namespaces]
@@ -114,6 +116,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	transcript := fs.String("transcript", "", "replay: write a Markdown transcript to FILE")
 	all := fs.Bool("all", false, "replay: every lesson")
 	parallel := fs.Int("parallel", 0, "replay: lessons side by side (0: the default for this machine)")
+	// CI must not count a lesson that checked less than it claims as green.
+	strict := fs.Bool("strict", os.Getenv("CI") != "", "replay: a lesson that skipped a check fails the run (the default when $CI is set)")
 	allNamespaces := fs.Bool("all-namespaces", false, "clean: every namespace that has a lab database")
 	var rf roomFlags
 	fs.StringVar(&rf.name, "room", "", "room: the workshop room to show")
@@ -143,7 +147,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "room":
 		return cmdRoom(ctx, g, rf, stdout, stderr)
 	case "replay":
-		return cmdReplay(ctx, g, fs.Args(), replayFlags{all: *all, json: *jsonOut, junit: *junit, transcript: *transcript, parallel: *parallel}, stdout, stderr)
+		return cmdReplay(ctx, g, fs.Args(), replayFlags{all: *all, json: *jsonOut, junit: *junit, transcript: *transcript, parallel: *parallel, strict: *strict}, stdout, stderr)
 	case "", "open":
 		start := ""
 		if cmd == "open" {
@@ -162,7 +166,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 // interleave lets flags follow positional arguments (lab replay ID --json).
 func interleave(args []string) []string {
 	var flags, pos []string
-	boolFlags := map[string]bool{"json": true, "all": true, "no-docker": true, "all-namespaces": true}
+	boolFlags := map[string]bool{"json": true, "all": true, "no-docker": true, "all-namespaces": true, "strict": true}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {

@@ -20,7 +20,7 @@ import (
 )
 
 type replayFlags struct {
-	all, json         bool
+	all, json, strict bool
 	junit, transcript string
 	parallel          int
 }
@@ -145,6 +145,10 @@ func cmdReplay(ctx context.Context, g globals, args []string, f replayFlags, std
 		return 130
 	}
 	if rep.Failed > 0 {
+		return 1
+	}
+	if rep.Skipped > 0 && f.strict {
+		fmt.Fprintf(stderr, "lab replay: --strict: %d lesson(s) skipped checks, which counts as a failure here\n", rep.Skipped)
 		return 1
 	}
 	return 0

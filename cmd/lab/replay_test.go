@@ -1,8 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -84,5 +88,50 @@ func TestLaneDatabasesSeesALaneThatStays(t *testing.T) {
 	defer env.Svc.MySQL.ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+db)
 	if left := laneDatabases(t, env); len(left) != 1 {
 		t.Fatalf("a lane database that stays was not seen: %v", left)
+	}
+}
+
+// A lesson that cannot check all it claims here (its needs are not offered)
+// is SKIPPED, not PASS and not FAIL: in the progress line, the JSON, the
+// JUnit file and the summary. --strict (the default when $CI is set) turns
+// that into exit 1; without it the run exits 0.
+func TestASkippedLessonIsNeverAPassAndFailsUnderStrict(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "needs.md")
+	os.WriteFile(p, []byte("# Needs\n\n```lesson\nid: needs-control\nnumber: 1\npart: idempotency\nneeds: broker-control\ntable: blog_idempotency_lab points_account\n```\n\n```reset db=blog_idempotency_lab\n```\n"+bothLedgers), 0o644)
+	env := labtest.Connect(t)
+	junit := filepath.Join(dir, "j.xml")
+	run := func(ci string, args ...string) (string, string, int) {
+		cmd := exec.Command(labBin(t), append([]string{"replay", p, "--namespace", env.NS}, args...)...)
+		cmd.Env = append(os.Environ(), "LAB_BROKER_CONTROL=", "CI="+ci)
+		var o, e bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &o, &e
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return o.String(), e.String(), code
+	}
+	out, errOut, code := run("", "--json", "--junit", junit)
+	if code != 0 {
+		t.Fatalf("without --strict: exit %d, want 0\n%s", code, errOut)
+	}
+	if !strings.Contains(errOut, "SKIP  1 needs-control") || !strings.Contains(errOut, "needs broker-control") || !strings.Contains(errOut, "1 skipped") {
+		t.Errorf("the progress and summary do not say skipped and why:\n%s", errOut)
+	}
+	if !strings.Contains(out, `"skipped": true`) || !strings.Contains(out, `"skipped": 1`) || !strings.Contains(out, `"passed": 0`) {
+		t.Errorf("json:\n%s", out)
+	}
+	if x, _ := os.ReadFile(junit); !strings.Contains(string(x), "<skipped") || strings.Contains(string(x), "<failure") {
+		t.Errorf("junit:\n%s", x)
+	}
+	if _, errOut, code := run("", "--strict"); code != 1 || !strings.Contains(errOut, "--strict") {
+		t.Errorf("--strict: exit %d, want 1\n%s", code, errOut)
+	}
+	if _, errOut, code := run("true"); code != 1 {
+		t.Errorf("with $CI set: exit %d, want 1 (strict by default)\n%s", code, errOut)
 	}
 }
