@@ -133,7 +133,9 @@ func TestRedisFirstTurnsTheRetryAwayAfterTheTransactionFailed(t *testing.T) {
 	if _, err := c.Handle(context.Background(), msg("event-003", "order:43:paid", 8, 10), nil); !errors.Is(err, consumer.ErrNoAccount) {
 		t.Fatalf("err %v", err)
 	}
-	db.Exec("INSERT INTO points_account VALUES(8,0)")
+	if _, err := db.Exec("INSERT INTO points_account VALUES(8,0)"); err != nil {
+		t.Fatal(err)
+	}
 	if r := handle(t, c, msg("event-003", "order:43:paid", 8, 10)); r.Outcome != consumer.Absorbed {
 		t.Fatalf("retry: %+v", r)
 	}

@@ -63,6 +63,9 @@ type Options struct {
 	// learner's own namespace).
 	Parallel int
 	Lane     func(i int) *steps.Env
+	// Finished, when set, is called with each lesson's report in lesson
+	// order instead of Progress (lab replay --mutate judges mutants so).
+	Finished func(i int, lr LessonReport)
 	// Done, when set, is called with a lane's Env once its lesson ended
 	// (`lab replay` removes the lane's databases, queues and keys there).
 	Done func(env *steps.Env)
@@ -98,7 +101,11 @@ func Run(ctx context.Context, env *steps.Env, lessons []*lab.Lesson, opt Options
 		defer mu.Unlock()
 		done[i] = &lr
 		for ; next < len(done) && done[next] != nil; next++ {
-			progress(opt, lessons[next], *done[next])
+			if opt.Finished != nil {
+				opt.Finished(next, *done[next])
+			} else {
+				progress(opt, lessons[next], *done[next])
+			}
 		}
 	}
 	if opt.Parallel <= 1 || opt.Lane == nil || len(lessons) < 2 {

@@ -37,6 +37,9 @@ usage:
                                    N lessons side by side, each in a namespace of its own (NS_rK);
                                    a lesson that skipped a check is SKIPPED, and with --strict
                                    (the default when $CI is set) that fails the run too
+  lab replay --mutate N [--seed S] [ID ...|--all]
+                                   N mutants of each lesson (one expected value changed, one path):
+                                   each must fail at its change; exit 1 if one passes (SURVIVED)
   lab check [FILE|DIR ...]         every problem in lesson files (default: the built-in lessons), no server needed
   lab doctor [flags]               server versions, capabilities, which lessons can run
   lab clean [--namespace NS | --all-namespaces]
@@ -117,6 +120,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	all := fs.Bool("all", false, "replay: every lesson")
 	parallel := fs.Int("parallel", 0, "replay: lessons side by side (0: the default for this machine)")
 	// CI must not count a lesson that checked less than it claims as green.
+	mutate := fs.Int("mutate", 0, "replay: N mutants of each lesson instead of the lessons; each must fail where it was changed")
+	seed := fs.Uint64("seed", 0, "replay --mutate: which mutants (0: drawn from the clock, printed)")
 	strict := fs.Bool("strict", os.Getenv("CI") != "", "replay: a lesson that skipped a check fails the run (the default when $CI is set)")
 	allNamespaces := fs.Bool("all-namespaces", false, "clean: every namespace that has a lab database")
 	var rf roomFlags
@@ -147,7 +152,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "room":
 		return cmdRoom(ctx, g, rf, stdout, stderr)
 	case "replay":
-		return cmdReplay(ctx, g, fs.Args(), replayFlags{all: *all, json: *jsonOut, junit: *junit, transcript: *transcript, parallel: *parallel, strict: *strict}, stdout, stderr)
+		return cmdReplay(ctx, g, fs.Args(), replayFlags{all: *all, json: *jsonOut, junit: *junit, transcript: *transcript, parallel: *parallel, strict: *strict, mutate: *mutate, seed: *seed}, stdout, stderr)
 	case "", "open":
 		start := ""
 		if cmd == "open" {

@@ -166,7 +166,9 @@ func TestReplayRefusesAForeignDatabaseAndDropsNothing(t *testing.T) {
 	if _, err := db.Exec("CREATE DATABASE " + name); err != nil {
 		t.Fatal(err)
 	}
-	db.Exec("CREATE TABLE " + name + ".mine (id INT)")
+	if _, err := db.Exec("CREATE TABLE " + name + ".mine (id INT)"); err != nil {
+		t.Fatal(err)
+	}
 	_, errOut, code := runLab(t, "replay", "idem-first-processing", "--namespace", env.NS)
 	if code == 0 || !strings.Contains(errOut, "exists but was not created by the lab; nothing was dropped") {
 		t.Fatalf("exit %d: %s", code, errOut)

@@ -14,6 +14,7 @@ import (
 	"github.com/rmlab/lab/broker"
 	"github.com/rmlab/lab/cleaner"
 	"github.com/rmlab/lab/labs"
+	"github.com/rmlab/lab/mutation"
 	"github.com/rmlab/lab/replay"
 	"github.com/rmlab/lab/services"
 	"github.com/rmlab/lab/steps"
@@ -22,7 +23,8 @@ import (
 type replayFlags struct {
 	all, json, strict bool
 	junit, transcript string
-	parallel          int
+	parallel, mutate  int
+	seed              uint64
 }
 
 // defaultParallel is how many lessons `lab replay` runs side by side unless
@@ -91,6 +93,27 @@ func cmdReplay(ctx context.Context, g globals, args []string, f replayFlags, std
 			lessons = append(lessons, l)
 		}
 	}
+	if f.mutate < 0 || f.mutate > 0 && (jsonOut || junit != "" || transcript != "") {
+		fmt.Fprintln(stderr, "lab replay: --mutate N wants N ≥ 1 and prints its verdicts only (no --json, --junit or --transcript)")
+		return 2
+	}
+	var mutants []mutation.Mutant
+	if f.mutate > 0 {
+		seed := f.seed
+		if seed == 0 {
+			seed = uint64(time.Now().UnixNano()) % 1_000_000
+		}
+		var all []mutation.Mutant
+		for _, l := range lessons {
+			all = append(all, mutation.Of(l)...)
+		}
+		mutants = mutation.Sample(all, f.mutate, seed)
+		fmt.Fprintf(stderr, "lab replay: %d of %d mutants of %d lessons (--mutate %d --seed %d)\n", len(mutants), len(all), len(lessons), f.mutate, seed)
+		lessons = lessons[:0]
+		for _, m := range mutants {
+			lessons = append(lessons, m.Lesson)
+		}
+	}
 	svc, code := connect(ctx, g, stderr, true)
 	if svc == nil {
 		return code
@@ -102,8 +125,22 @@ func cmdReplay(ctx context.Context, g globals, args []string, f replayFlags, std
 	if parallel == 0 {
 		parallel = defaultParallel(ctx, svc)
 	}
+	var judged = map[mutation.Verdict]int{}
+	var finished func(int, replay.LessonReport)
+	if mutants != nil {
+		finished = func(i int, lr replay.LessonReport) {
+			v, why := mutants[i].Judge(lr)
+			judged[v]++
+			line := fmt.Sprintf("%-8s %s", v, mutants[i])
+			if v != mutation.Killed {
+				line += "\n         " + why
+			}
+			fmt.Fprintln(stderr, line)
+		}
+	}
 	rep := replay.Run(ctx, env, lessons, replay.Options{
 		Progress: func(line string) { fmt.Fprintln(stderr, line) },
+		Finished: finished,
 		Caps:     svc.Info.Caps(),
 		Parallel: parallel,
 		Lane: func(i int) *steps.Env {
@@ -112,6 +149,16 @@ func cmdReplay(ctx context.Context, g globals, args []string, f replayFlags, std
 		},
 		Done: func(lane *steps.Env) { dropLane(ctx, g, lane.Svc, stderr) },
 	})
+	if mutants != nil {
+		fmt.Fprintf(stderr, "%d killed, %d survived, %d broken\n", judged[mutation.Killed], judged[mutation.Survived], judged[mutation.Broken])
+		if ctx.Err() != nil {
+			return 130
+		}
+		if judged[mutation.Killed] != len(mutants) {
+			return 1
+		}
+		return 0
+	}
 	rep.AddUnloadable(unloaded)
 	fmt.Fprintln(stderr, rep.Summary())
 	if jsonOut {

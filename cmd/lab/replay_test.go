@@ -27,7 +27,9 @@ func laneDatabases(t *testing.T, env *labtest.Env) []string {
 	var out []string
 	for rows.Next() {
 		var n string
-		rows.Scan(&n)
+		if err := rows.Scan(&n); err != nil {
+			t.Fatal(err)
+		}
 		if strings.Contains(n, "_"+env.NS+"_r") {
 			out = append(out, n)
 		}
