@@ -41,14 +41,14 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
 	"time"
 
-	gomysql "github.com/go-sql-driver/mysql"
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/rmlab/lab/services"
 )
 
 // Pause points, in the order a pass reaches them.
@@ -498,18 +498,9 @@ func (r *Relay) backoff(attempts int) int {
 }
 
 // retryable: a deadlock (1213) or a lock wait timeout (1205) — try again.
-func retryable(err error) bool {
-	c := mysqlCode(err)
-	return c == 1213 || c == 1205
-}
+func retryable(err error) bool { return services.Retryable(err) }
 
-func mysqlCode(err error) uint16 {
-	var me *gomysql.MySQLError
-	if errors.As(err, &me) {
-		return me.Number
-	}
-	return 0
-}
+func mysqlCode(err error) uint16 { return services.Code(err) }
 
 func randomHex(n int) string {
 	b := make([]byte, n)

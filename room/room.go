@@ -228,9 +228,9 @@ func (r *Room) Send(ctx context.Context, c Command) error {
 	default:
 		return fmt.Errorf("room command %q: use goto, say or end", c.Kind)
 	}
-	if len(c.Arg) > 255 {
-		c.Arg = c.Arg[:255]
-	}
+	// Plain text only, cut on a character: it reaches terminals.
+	c.Arg = Plain(c.Arg, 255)
+	c.Target = Plain(c.Target, 32)
 	_, err := r.DB.ExecContext(ctx, "INSERT INTO command (target, kind, arg, created) VALUES (?, ?, ?, UTC_TIMESTAMP(6))", c.Target, c.Kind, c.Arg)
 	if err != nil {
 		return fmt.Errorf("room %s: send %s: %w", r.Name, c.Kind, err)
@@ -311,16 +311,34 @@ const ScreenClosed = 7 * time.Second
 
 // Reset starts a participant over: their session ends on whichever server
 // it runs (their workers die with it), clean removes what their lessons
-// created in their namespace, and their progress is forgotten.
+// created in their namespace, and their progress is forgotten. The reset
+// holds the participant's screen while it runs: a reconnect meanwhile is
+// told to retry, instead of starting in a namespace being dropped.
 func (r *Room) Reset(ctx context.Context, name string, clean func(ctx context.Context, namespace string)) error {
 	if err := r.Send(ctx, Command{Kind: End, Target: name}); err != nil {
 		return err
 	}
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(ScreenClosed):
+	// The screen is released when its session has closed its run, or goes
+	// stale with a server that died.
+	deadline := time.Now().Add(ScreenClosed + Stale)
+	for {
+		held, err := r.Claim(ctx, name, Resetting)
+		if err != nil {
+			return err
+		}
+		if held == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("room %s: %s's screen on %s did not close within %s; nothing was reset", r.Name, name, held, ScreenClosed+Stale)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
 	}
+	defer r.Release(context.WithoutCancel(ctx), name, Resetting)
 	clean(ctx, name)
 	return r.Forget(ctx, name)
 }

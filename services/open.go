@@ -72,3 +72,19 @@ func amqpUnreachable(rawURL string, err error) *lab.Error {
 	return &lab.Error{What: "cannot reach RabbitMQ", Where: secret.URL(rawURL), Err: err,
 		Fix: "start it (rabbitmq-server -detached), pass another broker with --amqp URL or LAB_AMQP_URL, or run `docker compose up -d mysql rabbitmq redis`"}
 }
+
+// Code is a MySQL error's number (1213, 1062, …), 0 for any other error.
+func Code(err error) uint16 {
+	var me *gomysql.MySQLError
+	if errors.As(err, &me) {
+		return me.Number
+	}
+	return 0
+}
+
+// Retryable is a deadlock (1213) or a lock wait timeout (1205): the
+// statement may succeed if tried again.
+func Retryable(err error) bool {
+	c := Code(err)
+	return c == 1213 || c == 1205
+}

@@ -24,3 +24,22 @@ CREATE TABLE IF NOT EXISTS command (
   arg      VARCHAR(255) NOT NULL,
   created  DATETIME(6)  NOT NULL
 ) ENGINE=InnoDB
+;
+-- One screen per participant across every server of the room: the server
+-- holding it beats every few seconds; a row whose beat is stale belongs to
+-- a server that died and may be taken over. lab room --reset holds it
+-- (server 'reset') until the participant's namespace is clean.
+CREATE TABLE IF NOT EXISTS screen (
+  name    VARCHAR(32)  NOT NULL PRIMARY KEY,
+  server  VARCHAR(128) NOT NULL,
+  beat    DATETIME(6)  NOT NULL
+) ENGINE=InnoDB
+;
+-- Who logged in, who was refused and why, sessions that ended, the
+-- instructor's commands: one line each, from every server of the room.
+CREATE TABLE IF NOT EXISTS audit (
+  id      BIGINT       NOT NULL AUTO_INCREMENT PRIMARY KEY,
+  at      DATETIME(6)  NOT NULL,
+  server  VARCHAR(128) NOT NULL,
+  line    VARCHAR(512) NOT NULL
+) ENGINE=InnoDB

@@ -1,0 +1,141 @@
+package room
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/rmlab/lab/services"
+)
+
+// Beat is how often a server renews its participants' screens; a screen
+// not renewed for Stale belongs to a server that died.
+const (
+	Beat  = 3 * time.Second
+	Stale = 4 * Beat
+)
+
+// Resetting is the holder of a screen while lab room --reset cleans the
+// participant's namespace: a reconnect then is told to retry.
+const Resetting = "reset"
+
+// Claim takes participant's one screen in the room for holder (a server,
+// or Resetting). It returns who holds it instead when another holder's
+// beat is fresh: a participant may have one screen in the whole room, or
+// a reset on one server would drop the databases under a live session on
+// another.
+func (r *Room) Claim(ctx context.Context, name, holder string) (heldBy string, err error) {
+	// One statement, no read-then-write: two claims of different names
+	// must not deadlock on the gap between them. MySQL assigns left to
+	// right, so beat sees the server just decided.
+	for try := 0; ; try++ {
+		_, err = r.DB.ExecContext(ctx, `INSERT INTO screen (name, server, beat) VALUES (?, ?, UTC_TIMESTAMP(6))
+			ON DUPLICATE KEY UPDATE
+			server = IF(server = VALUES(server) OR beat < UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND, VALUES(server), server),
+			beat = IF(server = VALUES(server), VALUES(beat), beat)`, name, holder, Stale.Microseconds())
+		if err == nil || try == 2 || !services.Retryable(err) {
+			break
+		}
+	}
+	if err != nil {
+		return "", fmt.Errorf("room %s: claim %s's screen: %w", r.Name, name, err)
+	}
+	var server string
+	if err := r.DB.QueryRowContext(ctx, "SELECT server FROM screen WHERE name=?", name).Scan(&server); err != nil {
+		return "", fmt.Errorf("room %s: claim %s's screen: %w", r.Name, name, err)
+	}
+	if server != holder {
+		return server, nil
+	}
+	return "", nil
+}
+
+// Renew is holder's beat for name's screen; false when another holder took
+// it over (this one's beats had stopped long enough to look dead).
+func (r *Room) Renew(ctx context.Context, name, holder string) (bool, error) {
+	res, err := r.DB.ExecContext(ctx, "UPDATE screen SET beat=UTC_TIMESTAMP(6) WHERE name=? AND server=?", name, holder)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// Release gives name's screen up, if holder still holds it.
+func (r *Room) Release(ctx context.Context, name, holder string) error {
+	_, err := r.DB.ExecContext(ctx, "DELETE FROM screen WHERE name=? AND server=?", name, holder)
+	return err
+}
+
+// Holder is who holds name's screen now ("" for nobody, or a stale one).
+func (r *Room) Holder(ctx context.Context, name string) (string, error) {
+	var server string
+	err := r.DB.QueryRowContext(ctx, "SELECT server FROM screen WHERE name=? AND beat > UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND",
+		name, Stale.Microseconds()).Scan(&server)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return server, err
+}
+
+// Audit records one line of the room's log.
+func (r *Room) Audit(ctx context.Context, line string) error {
+	_, err := r.DB.ExecContext(ctx, "INSERT INTO audit (at, server, line) VALUES (UTC_TIMESTAMP(6), ?, ?)", r.Server, Plain(line, 512))
+	return err
+}
+
+// Entry is one line of the room's log.
+type Entry struct {
+	At     time.Time
+	Server string
+	Line   string
+}
+
+// Log is the room's newest n log lines, oldest first.
+func (r *Room) Log(ctx context.Context, n int) ([]Entry, error) {
+	rows, err := r.DB.QueryContext(ctx, "SELECT at, server, line FROM (SELECT id, at, server, line FROM audit ORDER BY id DESC LIMIT ?) t ORDER BY id", n)
+	if err != nil {
+		return nil, fmt.Errorf("room %s: read its log: %w", r.Name, err)
+	}
+	defer rows.Close()
+	var out []Entry
+	for rows.Next() {
+		var e Entry
+		if err := rows.Scan(&e.At, &e.Server, &e.Line); err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// Plain is s as one line of plain text of at most max bytes, cut on a
+// character boundary: every escape sequence (colours, OSC 8 links, cursor
+// moves) and control character removed, line breaks and tabs made spaces.
+// What the instructor says reaches every participant's terminal, so it
+// must not be able to drive one; a cut inside a character made MySQL
+// refuse the line (1366).
+func Plain(s string, max int) string {
+	s = ansi.Strip(s)
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\n' || r == '\r' || r == '\t':
+			r = ' '
+		case r == utf8.RuneError || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) && r != '\u200d':
+			continue
+		}
+		if b.Len()+utf8.RuneLen(r) > max {
+			break
+		}
+		b.WriteRune(r)
+	}
+	return strings.TrimSpace(b.String())
+}

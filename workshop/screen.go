@@ -1,0 +1,255 @@
+package workshop
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"charm.land/ssh"
+	"charm.land/wish/v2"
+	bm "charm.land/wish/v2/bubbletea"
+
+	"github.com/rmlab/lab/broker"
+	"github.com/rmlab/lab/progress"
+	"github.com/rmlab/lab/steps"
+	"github.com/rmlab/lab/ui"
+)
+
+// MaxWidth and MaxHeight bound the screen whatever size a client asks for:
+// the screen's cost grows with its cells (a 3000×1500 pty took a session
+// from 35 MB to 678 MB, 10000×5000 ended the server out of memory), and no
+// terminal a person reads is larger.
+const (
+	MaxWidth  = 500
+	MaxHeight = 200
+)
+
+// seat is one session with a screen: a participant's, or the instructor's.
+type seat struct {
+	sess    ssh.Session
+	idle    time.Duration
+	lastKey atomic.Int64 // unix nanoseconds of the last key pressed
+	why     atomic.Pointer[string]
+
+	mu     sync.Mutex
+	prog   *tea.Program
+	ended  chan struct{} // closed once the session's handler returned
+	closed chan struct{} // closed once the screen's run has closed
+}
+
+func (s *Server) newSeat(sess ssh.Session) *seat {
+	st := &seat{sess: sess, idle: s.cfg.IdleTimeout, ended: make(chan struct{}), closed: make(chan struct{})}
+	st.lastKey.Store(time.Now().UnixNano())
+	return st
+}
+
+// seatOf finds the seat of a session the middleware passes on (a bounded
+// wrapper of it).
+func (s *Server) seatOf(sess ssh.Session) *seat {
+	if b, ok := sess.(*bounded); ok {
+		return b.seat
+	}
+	return nil
+}
+
+// run hands the session, its pty bounded, to the screen middleware, and
+// ends it after idle with no key pressed.
+func (st *seat) run(next ssh.Handler) {
+	b := bound(st)
+	if st.idle > 0 {
+		go st.watchIdle()
+	}
+	next(b)
+	close(st.ended)
+	if why := st.why.Load(); why != nil {
+		// The screen has restored the terminal (alternate screen left,
+		// cursor shown) as its program ended; say why in one line.
+		wish.Println(st.sess, "\r\nlab: "+*why)
+	}
+}
+
+// end asks the screen to end, saying why once the terminal is restored; a
+// screen that does not end within 5 s has its connection closed.
+func (st *seat) end(why string) {
+	if !st.why.CompareAndSwap(nil, &why) {
+		return
+	}
+	p := st.program()
+	if p == nil {
+		st.sess.Close()
+		return
+	}
+	p.Quit()
+	go func() {
+		select {
+		case <-st.ended:
+		case <-time.After(5 * time.Second):
+			st.sess.Close()
+		}
+	}()
+}
+
+func (st *seat) because() string {
+	if why := st.why.Load(); why != nil {
+		return ": " + *why
+	}
+	return ""
+}
+
+func (st *seat) program() *tea.Program {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.prog
+}
+
+func (st *seat) waitClosed(d time.Duration) {
+	st.mu.Lock()
+	started := st.prog != nil
+	st.mu.Unlock()
+	if !started {
+		return
+	}
+	select {
+	case <-st.closed:
+	case <-time.After(d):
+	}
+}
+
+// watchIdle ends the session once no key has been pressed for idle. Only
+// key presses count: an SSH keepalive, or the screen's own ticking
+// redraws, used to keep a session forever.
+func (st *seat) watchIdle() {
+	every := min(max(st.idle/10, 100*time.Millisecond), 5*time.Second)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-st.ended:
+			return
+		case <-t.C:
+		}
+		if since := time.Since(time.Unix(0, st.lastKey.Load())); since >= st.idle {
+			st.end("no key pressed for " + st.idle.String() + ": the session ended (ssh again to resume where you were)")
+			return
+		}
+	}
+}
+
+// program is one session's screen as a program, kept on its seat so the
+// room's commands and the server's end reach it.
+func (s *Server) program(sess ssh.Session) *tea.Program {
+	st := s.seatOf(sess)
+	if st == nil {
+		wish.Fatalln(sess, "lab: no seat for this session")
+		return nil
+	}
+	var m tea.Model
+	if sess.User() == Instructor {
+		rm := s.room()
+		if rm == nil {
+			wish.Fatalln(sess, "lab: this server keeps no room; start it with lab serve --room NAME to watch the room")
+			return nil
+		}
+		m = ui.NewRoom(sess.Context(), rm)
+		close(st.closed)
+	} else if m = s.screen(sess, st); m == nil {
+		return nil
+	}
+	opts := append(bm.MakeOptions(sess), tea.WithFilter(func(_ tea.Model, msg tea.Msg) tea.Msg {
+		switch msg.(type) {
+		case tea.KeyPressMsg:
+			st.lastKey.Store(time.Now().UnixNano())
+		case tea.SuspendMsg: // as MakeOptions' own filter, which this one replaces
+			return tea.ResumeMsg{}
+		}
+		return msg
+	}))
+	p := tea.NewProgram(m, opts...)
+	st.mu.Lock()
+	st.prog = p
+	st.mu.Unlock()
+	return p
+}
+
+// screen is one participant's lab screen, in their namespace; it closes
+// (workers killed, sessions rolled back) when the SSH session ends.
+func (s *Server) screen(sess ssh.Session, st *seat) tea.Model {
+	svc := s.cfg.Services.For(sess.User())
+	env := &steps.Env{Svc: svc, Binary: s.cfg.Binary, Queues: broker.NewReader(svc).Read, MaxWorkers: s.cfg.MaxWorkers}
+	var store progress.Store
+	if rm := s.room(); rm != nil {
+		store = rm.Store(sess.User())
+	} else {
+		file, err := progress.Participant(sess.User(), s.cfg.LessonsDir)
+		if err != nil {
+			wish.Fatalln(sess, "lab: where to keep your progress: "+err.Error())
+			return nil
+		}
+		store = progress.FileStore{Path: file}
+	}
+	m, stop, err := ui.New(sess.Context(), ui.Options{Env: env, Lang: s.cfg.Lang, LessonsDir: s.cfg.LessonsDir, Progress: store, Start: s.cfg.Start})
+	if err != nil {
+		wish.Fatalln(sess, "lab: "+err.Error())
+		return nil
+	}
+	s.screens.Add(1)
+	go func() {
+		defer s.screens.Done()
+		defer close(st.closed)
+		// The screen's run closes with its session: when the handler
+		// returns (q, end, idle), or the connection drops.
+		select {
+		case <-sess.Context().Done():
+		case <-st.ended:
+		}
+		stop()
+	}()
+	return m
+}
+
+// bounded is a session whose pty, and every resize of it, is clamped to
+// MaxWidth×MaxHeight, with resizes coalesced: a flood of window changes
+// reaches the screen as the latest one, never as a queue.
+type bounded struct {
+	ssh.Session
+	seat  *seat
+	winch chan ssh.Window
+}
+
+func bound(st *seat) *bounded {
+	b := &bounded{Session: st.sess, seat: st, winch: make(chan ssh.Window, 1)}
+	_, in, ok := st.sess.Pty()
+	if ok {
+		go func() {
+			for w := range in {
+				w = clamp(w)
+				for {
+					select {
+					case b.winch <- w:
+					default:
+						select { // replace a resize the screen has not taken yet
+						case <-b.winch:
+						default:
+						}
+						continue
+					}
+					break
+				}
+			}
+		}()
+	}
+	return b
+}
+
+func (b *bounded) Pty() (ssh.Pty, <-chan ssh.Window, bool) {
+	p, _, ok := b.Session.Pty()
+	p.Window = clamp(p.Window)
+	return p, b.winch, ok
+}
+
+func clamp(w ssh.Window) ssh.Window {
+	w.Width = min(max(w.Width, 1), MaxWidth)
+	w.Height = min(max(w.Height, 1), MaxHeight)
+	return w
+}
