@@ -35,26 +35,32 @@ func (r *Room) Claim(ctx context.Context, name, holder string) (heldBy string, e
 	// One statement, no read-then-write: two claims of different names
 	// must not deadlock on the gap between them. MySQL assigns left to
 	// right, so beat sees the server just decided.
-	for try := 0; ; try++ {
-		_, err = r.DB.ExecContext(ctx, `INSERT INTO screen (name, server, beat) VALUES (?, ?, UTC_TIMESTAMP(6))
-			ON DUPLICATE KEY UPDATE
-			server = IF(server = VALUES(server) OR beat < UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND, VALUES(server), server),
-			beat = IF(server = VALUES(server), VALUES(beat), beat)`, name, holder, Stale.Microseconds())
-		if err == nil || try == 2 || !services.Retryable(err) {
-			break
+	for try := 0; try < 3; try++ {
+		for attempt := 0; ; attempt++ {
+			_, err = r.DB.ExecContext(ctx, `INSERT INTO screen (name, server, beat) VALUES (?, ?, UTC_TIMESTAMP(6))
+				ON DUPLICATE KEY UPDATE
+				server = IF(server = VALUES(server) OR beat < UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND, VALUES(server), server),
+				beat = IF(server = VALUES(server), VALUES(beat), beat)`, name, holder, Stale.Microseconds())
+			if err == nil || attempt == 2 || !services.Retryable(err) {
+				break
+			}
 		}
+		if err != nil {
+			return "", fmt.Errorf("room %s: claim %s's screen: %w", r.Name, name, err)
+		}
+		var server string
+		err = r.DB.QueryRowContext(ctx, "SELECT server FROM screen WHERE name=?", name).Scan(&server)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			continue // its holder released it between the two: claim again
+		case err != nil:
+			return "", fmt.Errorf("room %s: claim %s's screen: %w", r.Name, name, err)
+		case server != holder:
+			return server, nil
+		}
+		return "", nil
 	}
-	if err != nil {
-		return "", fmt.Errorf("room %s: claim %s's screen: %w", r.Name, name, err)
-	}
-	var server string
-	if err := r.DB.QueryRowContext(ctx, "SELECT server FROM screen WHERE name=?", name).Scan(&server); err != nil {
-		return "", fmt.Errorf("room %s: claim %s's screen: %w", r.Name, name, err)
-	}
-	if server != holder {
-		return server, nil
-	}
-	return "", nil
+	return "", fmt.Errorf("room %s: claim %s's screen: it kept changing hands", r.Name, name)
 }
 
 // Renew is holder's beat for name's screen; false when another holder took
@@ -118,7 +124,8 @@ func (r *Room) Log(ctx context.Context, n int) ([]Entry, error) {
 
 // Plain is s as one line of plain text of at most max bytes, cut on a
 // character boundary: every escape sequence (colours, OSC 8 links, cursor
-// moves) and control character removed, line breaks and tabs made spaces.
+// moves) and control character removed, runs of spaces, tabs and line
+// breaks made one space.
 // What the instructor says reaches every participant's terminal, so it
 // must not be able to drive one; a cut inside a character made MySQL
 // refuse the line (1366).
@@ -137,5 +144,5 @@ func Plain(s string, max int) string {
 		}
 		b.WriteRune(r)
 	}
-	return strings.TrimSpace(b.String())
+	return strings.Join(strings.Fields(b.String()), " ")
 }
