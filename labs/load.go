@@ -500,10 +500,12 @@ func ParseAttrs(s string) (map[string]string, error) {
 	return out, nil
 }
 
-// Find returns the lesson with id in lessons.
+// Find returns the lesson with id in lessons, or with that number (`lab
+// list` leads with numbers, and people type them).
 func Find(lessons []*lab.Lesson, id string) *lab.Lesson {
+	n, err := strconv.Atoi(id)
 	for _, l := range lessons {
-		if l.ID == id {
+		if l.ID == id || err == nil && l.Number == n {
 			return l
 		}
 	}

@@ -166,6 +166,10 @@ type Activity struct {
 	Passed    int               `json:"passed"`
 	Failed    int               `json:"failed"`
 	Verdicts  map[string]string `json:"verdicts,omitempty"` // ledger variant → verdict
+	// The last failed step, for the room: "[5/17] expect" and the first
+	// line of why; cleared when a later step passes.
+	FailStep string `json:"fail_step,omitempty"`
+	FailWhy  string `json:"fail_why,omitempty"`
 }
 
 // Store is where one learner's progress lives: a file (a learner at their

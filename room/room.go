@@ -158,19 +158,39 @@ func verdicts(v map[string]string) string {
 
 // Participant is one row of the room, as the instructor reads it.
 type Participant struct {
-	Name, Server, Lesson string
-	Step, Steps          int
-	OnStep               time.Duration // time on the current step
-	Passed, Failed       int
-	Verdicts             string
-	Updated              time.Time
+	Name     string        `json:"name"`
+	Server   string        `json:"server"`
+	Lesson   string        `json:"lesson"`
+	Step     int           `json:"step"`
+	Steps    int           `json:"steps"`
+	OnStep   time.Duration `json:"on_step_ns"` // time on the current step
+	Passed   int           `json:"passed"`
+	Failed   int           `json:"failed"`
+	Verdicts string        `json:"verdicts"`
+	Updated  time.Time     `json:"updated"`
+	// Presence: a screen open on some server of the room now; Done, the
+	// open lesson finished; Stuck, online on an unfinished lesson with no
+	// step for StuckAfter.
+	Online bool `json:"online"`
+	Done   bool `json:"done"`
+	Stuck  bool `json:"stuck"`
+	// The last failed step and the first line of why, "" once a later
+	// step passed.
+	FailStep string `json:"fail_step,omitempty"`
+	FailWhy  string `json:"fail_why,omitempty"`
 }
 
-// Participants lists the room: those failing first, then those on their
-// step longest (the ones to walk over to).
+// StuckAfter is how long on one step, online and not done, reads as stuck.
+const StuckAfter = 5 * time.Minute
+
+// Participants lists the room in the order to walk over: online and
+// failing first, then stuck, then those on their step longest; done ones
+// after, offline ones last.
 func (r *Room) Participants(ctx context.Context) ([]Participant, error) {
-	rows, err := r.DB.QueryContext(ctx, `SELECT name, server, lesson, step, steps, step_since, passed, failed, verdicts, updated,
-		TIMESTAMPDIFF(MICROSECOND, step_since, UTC_TIMESTAMP(6)) FROM participant`)
+	rows, err := r.DB.QueryContext(ctx, `SELECT p.name, p.server, p.lesson, p.step, p.steps, p.passed, p.failed, p.verdicts, p.updated,
+		TIMESTAMPDIFF(MICROSECOND, p.step_since, UTC_TIMESTAMP(6)), p.progress,
+		COALESCE(s.beat > UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND AND s.server <> ?, FALSE)
+		FROM participant p LEFT JOIN screen s ON s.name = p.name`, Stale.Microseconds(), Resetting)
 	if err != nil {
 		return nil, fmt.Errorf("room %s: %w", r.Name, err)
 	}
@@ -179,15 +199,24 @@ func (r *Room) Participants(ctx context.Context) ([]Participant, error) {
 	for rows.Next() {
 		var p Participant
 		var us int64
-		if err := rows.Scan(&p.Name, &p.Server, &p.Lesson, &p.Step, &p.Steps, new(time.Time), &p.Passed, &p.Failed, &p.Verdicts, &p.Updated, &us); err != nil {
+		var snap string
+		if err := rows.Scan(&p.Name, &p.Server, &p.Lesson, &p.Step, &p.Steps, &p.Passed, &p.Failed, &p.Verdicts, &p.Updated, &us, &snap, &p.Online); err != nil {
 			return nil, err
 		}
 		p.OnStep = time.Duration(us) * time.Microsecond
+		var f progress.File
+		if json.Unmarshal([]byte(snap), &f) == nil {
+			if l := f.Lessons[p.Lesson]; l != nil {
+				p.Done = l.Done
+			}
+			p.FailStep, p.FailWhy = f.Activity.FailStep, f.Activity.FailWhy
+		}
+		p.Stuck = p.Online && !p.Done && p.OnStep >= StuckAfter
 		out = append(out, p)
 	}
 	sort.SliceStable(out, func(i, j int) bool {
-		if (out[i].Failed > 0) != (out[j].Failed > 0) {
-			return out[i].Failed > 0
+		if a, b := rank(out[i]), rank(out[j]); a != b {
+			return a < b
 		}
 		if out[i].OnStep != out[j].OnStep {
 			return out[i].OnStep > out[j].OnStep
@@ -195,6 +224,38 @@ func (r *Room) Participants(ctx context.Context) ([]Participant, error) {
 		return out[i].Name < out[j].Name
 	})
 	return out, rows.Err()
+}
+
+// rank orders the room: what needs the instructor first.
+func rank(p Participant) int {
+	switch {
+	case !p.Online:
+		return 5
+	case p.Done:
+		return 4
+	case p.FailStep != "":
+		return 0
+	case p.Stuck:
+		return 1
+	case p.Failed > 0:
+		return 2
+	}
+	return 3
+}
+
+// State is a participant's presence in one word.
+func (p Participant) State() string {
+	switch {
+	case !p.Online:
+		return "offline"
+	case p.Done:
+		return "done"
+	case p.FailStep != "":
+		return "failing"
+	case p.Stuck:
+		return "stuck"
+	}
+	return "online"
 }
 
 // Self names this process in the room: host:port of its listener.
@@ -294,6 +355,60 @@ func (r *Room) Tally(ctx context.Context) (map[string]map[string]map[string]int,
 			}
 		}
 	}
+	return out, rows.Err()
+}
+
+// Poll is the class's answers at one predict step.
+type Poll struct {
+	Lesson   string         `json:"lesson"`
+	Name     string         `json:"name"`
+	Answers  map[string]int `json:"answers"`  // option → participants
+	Answered int            `json:"answered"` // participants who answered
+	Reached  int            `json:"reached"`  // participants who opened the lesson
+}
+
+// Polls are the room's answers at every predict step any participant
+// answered, with how many of those who opened its lesson did.
+func (r *Room) Polls(ctx context.Context) ([]Poll, error) {
+	rows, err := r.DB.QueryContext(ctx, "SELECT progress FROM participant")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	reached := map[string]int{}
+	polls := map[[2]string]*Poll{}
+	for rows.Next() {
+		var b string
+		if err := rows.Scan(&b); err != nil {
+			return nil, err
+		}
+		var f progress.File
+		if json.Unmarshal([]byte(b), &f) != nil {
+			continue
+		}
+		for id, l := range f.Lessons {
+			reached[id]++
+			for name, pick := range l.Predictions {
+				k := [2]string{id, name}
+				if polls[k] == nil {
+					polls[k] = &Poll{Lesson: id, Name: name, Answers: map[string]int{}}
+				}
+				polls[k].Answers[pick]++
+				polls[k].Answered++
+			}
+		}
+	}
+	var out []Poll
+	for _, p := range polls {
+		p.Reached = reached[p.Lesson]
+		out = append(out, *p)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Lesson != out[j].Lesson {
+			return out[i].Lesson < out[j].Lesson
+		}
+		return out[i].Name < out[j].Name
+	})
 	return out, rows.Err()
 }
 

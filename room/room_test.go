@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/rmlab/lab/internal/labtest"
 	"github.com/rmlab/lab/room"
@@ -87,5 +88,119 @@ func TestAnUnknownRoomIsAnErrorNotANewEmptyRoom(t *testing.T) {
 	}
 	if n != 0 {
 		t.Error("asking for an unknown room created its database")
+	}
+}
+
+// The room tells who is online (a fresh screen), failing (with the step and
+// why), stuck (online, not done, 5 minutes on a step), done and offline,
+// and lists those who need the instructor first; polls say how many of
+// those who opened the lesson answered.
+func TestPresenceFailingStuckDoneOfflineAndPolls(t *testing.T) {
+	r := open(t)
+	ctx := context.Background()
+	save := func(name, lesson string, done bool, failStep string, predict string) {
+		t.Helper()
+		d := "false"
+		if done {
+			d = "true"
+		}
+		pred := ""
+		if predict != "" {
+			pred = `,"predictions":{"confirm":"` + predict + `"}`
+		}
+		snap := `{"lessons":{"` + lesson + `":{"step":4,"done":` + d + pred + `}},` +
+			`"activity":{"lesson":"` + lesson + `","step":4,"steps":20,"passed":4,"fail_step":"` + failStep + `","fail_why":"value is 0"}}`
+		if err := r.Store(name).Save(ctx, []byte(snap)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	save("ann", "l1", false, "[5/20] expect", "yes")
+	save("ben", "l1", false, "", "no")
+	save("cat", "l1", true, "", "")
+	save("dan", "l1", false, "", "")
+	save("eve", "l1", false, "", "")
+	for _, n := range []string{"ann", "ben", "cat", "dan"} {
+		if held, err := r.Claim(ctx, n, "server-x"); err != nil || held != "" {
+			t.Fatalf("claim %s: %q %v", n, held, err)
+		}
+	}
+	// ben has been on his step for 6 minutes.
+	if _, err := r.DB.ExecContext(ctx, "UPDATE participant SET step_since = UTC_TIMESTAMP(6) - INTERVAL 6 MINUTE WHERE name='ben'"); err != nil {
+		t.Fatal(err)
+	}
+	ps, err := r.Participants(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range ps {
+		got = append(got, p.Name+":"+p.State())
+	}
+	if want := "ann:failing ben:stuck dan:online cat:done eve:offline"; strings.Join(got, " ") != want {
+		t.Fatalf("room %s, want %s", strings.Join(got, " "), want)
+	}
+	if ps[0].FailStep != "[5/20] expect" || ps[0].FailWhy != "value is 0" {
+		t.Errorf("ann's failing step: %+v", ps[0])
+	}
+	polls, err := r.Polls(ctx)
+	if err != nil || len(polls) != 1 || polls[0].Answered != 2 || polls[0].Reached != 5 || polls[0].Answers["yes"] != 1 {
+		t.Fatalf("polls %+v, %v: want 2 of 5 answered", polls, err)
+	}
+}
+
+// A second claim of a screen another server holds names that server; the
+// holder's renewals keep it; a release lets anyone claim it; reset holds
+// it against everyone.
+func TestAScreenIsHeldByOneServerOfTheRoom(t *testing.T) {
+	r := open(t)
+	ctx := context.Background()
+	if held, err := r.Claim(ctx, "zed", "a"); err != nil || held != "" {
+		t.Fatalf("first claim: %q %v", held, err)
+	}
+	if held, _ := r.Claim(ctx, "zed", "b"); held != "a" {
+		t.Fatalf("b's claim: held by %q, want a", held)
+	}
+	if ok, err := r.Renew(ctx, "zed", "a"); !ok || err != nil {
+		t.Fatalf("a's renewal: %v %v", ok, err)
+	}
+	if ok, _ := r.Renew(ctx, "zed", "b"); ok {
+		t.Fatal("b renewed a screen it does not hold")
+	}
+	r.Release(ctx, "zed", "a")
+	if held, _ := r.Claim(ctx, "zed", room.Resetting); held != "" {
+		t.Fatalf("reset's claim after the release: %q", held)
+	}
+	if held, _ := r.Claim(ctx, "zed", "b"); held != room.Resetting {
+		t.Fatalf("a claim during a reset: held by %q", held)
+	}
+	// A holder whose beats stopped is taken over.
+	if _, err := r.DB.ExecContext(ctx, "UPDATE screen SET beat = UTC_TIMESTAMP(6) - INTERVAL 1 MINUTE WHERE name='zed'"); err != nil {
+		t.Fatal(err)
+	}
+	if held, _ := r.Claim(ctx, "zed", "b"); held != "" {
+		t.Fatalf("a stale screen was not taken over: %q", held)
+	}
+}
+
+// Plain leaves one line of text: no escape sequence, no control character,
+// and a cut on a character boundary that MySQL accepts.
+func TestPlainIsOneLineOfTextCutOnACharacter(t *testing.T) {
+	for in, want := range map[string]string{
+		"\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\": "link",
+		"a\x1b[2Jb\x07c\u009b31md":                 "abc31md",
+		"two\nlines\r\tand  spaces":                "two lines and spaces",
+	} {
+		if got := room.Plain(in, 255); got != want {
+			t.Errorf("Plain(%q) = %q, want %q", in, got, want)
+		}
+	}
+	long := strings.Repeat("消", 100) // 300 bytes
+	got := room.Plain(long, 255)
+	if len(got) != 255 || !utf8.ValidString(got) {
+		t.Errorf("cut to %d bytes, valid %v", len(got), utf8.ValidString(got))
+	}
+	r := open(t)
+	if err := r.Send(context.Background(), room.Command{Kind: room.Say, Arg: long + "x"}); err != nil {
+		t.Errorf("a long Chinese line: %v", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"charm.land/bubbles/v2/key"
@@ -484,8 +485,11 @@ func (a *App) stepDone(m stepDoneMsg) tea.Cmd {
 	case m.res.Skipped:
 	case m.res.Passed:
 		act.Passed++
+		act.FailStep, act.FailWhy = "", ""
 	default:
 		act.Failed++
+		why, _, _ := strings.Cut(m.res.Why, "\n")
+		act.FailStep, act.FailWhy = fmt.Sprintf("[%d/%d] %s", m.idx+1, len(s.steps), m.res.Kind), why
 	}
 	if g := m.res.Ledger; g != nil {
 		if act.Verdicts == nil {

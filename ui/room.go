@@ -4,11 +4,16 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 
+	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/labs"
 	"github.com/rmlab/lab/room"
 )
 
@@ -17,29 +22,58 @@ import (
 // those on their step longest; the class's answers at each predict step;
 // and a command line that steers the room on every server of it.
 type RoomView struct {
-	ctx    context.Context
-	room   *room.Room
-	st     *Styles
-	width  int
-	height int
-	gen    int // tags the poll, so a stale answer is dropped
-	parts  []room.Participant
-	tally  map[string]map[string]map[string]int
-	err    error
-	typing bool
-	input  string
-	status string
+	ctx     context.Context
+	room    *room.Room
+	lessons []*lab.Lesson // for lesson numbers and the article's answers
+	st      *Styles
+	width   int
+	height  int
+	gen     int // tags the poll, so a stale answer is dropped
+	parts   []room.Participant
+	polls   []room.Poll
+	err     error
+	typing  bool
+	input   string
+	status  string
+	top     int        // the first participant row shown
+	filter  roomFilter // which participants show
+	answers bool       // the article's answers revealed
 }
 
-// NewRoom is the instructor's screen on room r.
-func NewRoom(ctx context.Context, r *room.Room) *RoomView {
-	return &RoomView{ctx: ctx, room: r, st: NewStyles(true, true), width: 100, height: 30}
+// roomFilter picks the participants the table shows.
+type roomFilter int
+
+const (
+	showAll roomFilter = iota
+	showHelp
+	showOffline
+	showDone
+)
+
+var filterNames = []string{"everyone", "needs help (failing or stuck)", "offline", "done"}
+
+func (f roomFilter) keep(p room.Participant) bool {
+	switch f {
+	case showHelp:
+		return p.Online && !p.Done && (p.FailStep != "" || p.Stuck)
+	case showOffline:
+		return !p.Online
+	case showDone:
+		return p.Online && p.Done
+	}
+	return true
+}
+
+// NewRoom is the instructor's screen on room r; lessons give the lesson
+// numbers goto takes and the article's answers to the polls.
+func NewRoom(ctx context.Context, r *room.Room, lessons []*lab.Lesson) *RoomView {
+	return &RoomView{ctx: ctx, room: r, lessons: lessons, st: NewStyles(true, true), width: 100, height: 30}
 }
 
 type roomDataMsg struct {
 	gen   int
 	parts []room.Participant
-	tally map[string]map[string]map[string]int
+	polls []room.Poll
 	err   error
 }
 
@@ -64,8 +98,8 @@ func (v *RoomView) fetch() tea.Cmd {
 		if err != nil {
 			return roomDataMsg{gen: gen, err: err}
 		}
-		t, err := r.Tally(c)
-		return roomDataMsg{gen: gen, parts: ps, tally: t, err: err}
+		polls, err := r.Polls(c)
+		return roomDataMsg{gen: gen, parts: ps, polls: polls, err: err}
 	}
 }
 
@@ -83,7 +117,7 @@ func (v *RoomView) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		v.err = msg.err
 		if msg.err == nil {
-			v.parts, v.tally = msg.parts, msg.tally
+			v.parts, v.polls = msg.parts, msg.polls
 		}
 		gen := v.gen
 		return v, tea.Tick(roomPoll, func(time.Time) tea.Msg { return roomTickMsg{gen: gen} })
@@ -125,6 +159,7 @@ func (v *RoomView) key(k tea.KeyPressMsg) tea.Cmd {
 		}
 		return nil
 	}
+	page := max(v.rows()-1, 1)
 	switch s {
 	case "q", "ctrl+c":
 		return tea.Quit
@@ -133,9 +168,40 @@ func (v *RoomView) key(k tea.KeyPressMsg) tea.Cmd {
 	case "r":
 		v.gen++
 		return v.fetch()
+	case "down", "j":
+		v.top++
+	case "up", "k":
+		v.top--
+	case "pgdown", "space":
+		v.top += page
+	case "pgup":
+		v.top -= page
+	case "home", "g":
+		v.top = 0
+	case "end", "G":
+		v.top = len(v.shown())
+	case "f":
+		v.filter = (v.filter + 1) % roomFilter(len(filterNames))
+		v.top, v.status = 0, "showing "+filterNames[v.filter]
+	case "a":
+		v.answers = !v.answers
 	}
 	return nil
 }
+
+// shown are the participants the filter keeps.
+func (v *RoomView) shown() []room.Participant {
+	var out []room.Participant
+	for _, p := range v.parts {
+		if v.filter.keep(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// rows is how many participant rows fit between the header and the polls.
+func (v *RoomView) rows() int { return max(v.height-6-v.pollLines(), 3) }
 
 // send parses a command line: goto N [NAME], say TEXT, end NAME.
 func (v *RoomView) send(line string) tea.Cmd {
@@ -179,77 +245,177 @@ func (v *RoomView) View() tea.View {
 func (v *RoomView) render() string {
 	st := v.st
 	var b strings.Builder
-	failing := 0
+	count := map[string]int{}
 	for _, p := range v.parts {
-		if p.Failed > 0 {
-			failing++
-		}
+		count[p.State()]++
 	}
-	fmt.Fprintf(&b, "%s\n", st.Header.Render(fmt.Sprintf(" room %s: %d participants, %d with a failed step ", v.room.Name, len(v.parts), failing)))
+	head := fmt.Sprintf(" room %s: %d participants: %d online, %d failing, %d stuck, %d done, %d offline ", v.room.Name, len(v.parts),
+		len(v.parts)-count["offline"], count["failing"], count["stuck"], count["done"], count["offline"])
+	b.WriteString(cut(st.Header.Render(head), v.width) + "\n")
 	if v.err != nil {
-		b.WriteString(st.Bad.Render("cannot read the room: "+v.err.Error()) + "\n")
+		b.WriteString(cut(st.Bad.Render("cannot read the room: "+v.err.Error()), v.width) + "\n")
 	}
-	b.WriteString(st.Bold.Render(fmt.Sprintf("%-16s %-28s %7s %8s %6s  %s", "participant", "lesson", "step", "on step", "failed", "ledger verdicts")) + "\n")
-	rows := v.height - 8 - v.tallyLines()
-	for i, p := range v.parts {
-		if i >= max(rows, 3) {
-			fmt.Fprintf(&b, "%s\n", st.Dim.Render(fmt.Sprintf("… and %d more", len(v.parts)-i)))
+	shown := v.shown()
+	rows := v.rows()
+	v.top = min(max(v.top, 0), max(len(shown)-rows, 0))
+	// Narrow screens show the lesson by its number (what goto takes), so
+	// the failing step and its why keep their room.
+	lessonW, lessonOf := 30, v.lessonName
+	if v.width < 110 {
+		lessonW, lessonOf = 6, v.lessonNumber
+	}
+	row := "%-14s %-8s %-*s %7s %8s %4s  %s"
+	// The table's lines: the header, the participants, a scroll line.
+	b.WriteString(cut(st.Bold.Render(fmt.Sprintf(row, "participant", "state", lessonW, "lesson", "step", "on step", "fail", "why | verdicts")), v.width) + "\n")
+	used, last := 0, v.top-1
+	for i := v.top; i < len(shown) && used < rows; i++ {
+		p := shown[i]
+		on := p.OnStep.Round(time.Second).String()
+		switch {
+		case p.Done:
+			on = "done"
+		case !p.Online:
+			on = "off " + time.Since(p.Updated).Round(time.Minute).String()
+		}
+		info := p.Verdicts
+		if p.FailStep != "" {
+			info = p.FailStep + ": " + p.FailWhy
+		}
+		line := fmt.Sprintf(row, p.Name, p.State(), lessonW, lessonOf(p.Lesson), fmt.Sprintf("%d/%d", p.Step, p.Steps), on, strconv.Itoa(p.Failed), "")
+		// What does not fit after the columns continues on the lines
+		// below, indented: a failing step's why is what the instructor
+		// walks over for.
+		lines := []string{line}
+		if room := v.width - lipgloss.Width(line); room >= 20 || info == "" {
+			wrapped := wrapText(info, max(room, 20))
+			lines[0] += wrapped[0]
+			for _, w := range wrapped[1:] {
+				lines = append(lines, strings.Repeat(" ", lipgloss.Width(line))+w)
+			}
+		} else {
+			for _, w := range wrapText(info, max(v.width-4, 20)) {
+				lines = append(lines, "    "+w)
+			}
+		}
+		if used > 0 && used+len(lines) > rows {
 			break
 		}
-		line := fmt.Sprintf("%-16s %-28s %3d/%-3d %8s %6d  %s", p.Name, p.Lesson, p.Step, p.Steps, p.OnStep.Round(time.Second), p.Failed, p.Verdicts)
-		if p.Failed > 0 {
-			line = st.Bad.Render(line)
+		for _, l := range lines {
+			switch p.State() {
+			case "failing", "stuck":
+				l = st.Bad.Render(l)
+			case "offline", "done":
+				l = st.Dim.Render(l)
+			}
+			b.WriteString(cut(l, v.width) + "\n")
 		}
-		b.WriteString(fitLine(line, v.width) + "\n")
+		used += len(lines)
+		last = i
 	}
-	if len(v.parts) == 0 {
+	switch {
+	case len(v.parts) == 0:
 		b.WriteString(st.Dim.Render("nobody yet: participants run ssh -p PORT NAME@HOST") + "\n")
+	case len(shown) == 0:
+		b.WriteString(st.Dim.Render("nobody is "+filterNames[v.filter]+" (f: next filter)") + "\n")
+	case v.top > 0 || last < len(shown)-1:
+		b.WriteString(st.Dim.Render(fmt.Sprintf("rows %d–%d of %d (%s): up/down, pgup/pgdown", v.top+1, last+1, len(shown), filterNames[v.filter])) + "\n")
 	}
-	if lines := v.tallyText(); lines != "" {
-		b.WriteString("\n" + st.Bold.Render("the class's predictions") + "\n" + lines)
+	if lines := v.pollText(); lines != "" {
+		b.WriteString("\n" + st.Bold.Render("polls") + "\n" + lines)
 	}
 	b.WriteString("\n")
 	switch {
 	case v.typing:
 		b.WriteString(st.Accent.Render(": "+v.input) + st.Dim.Render("_   enter sends, esc cancels"))
 	case v.status != "":
-		b.WriteString(st.Status.Render(v.status))
+		b.WriteString(cut(st.Status.Render(v.status), v.width))
 	default:
-		b.WriteString(st.Dim.Render(": command (goto N [NAME], say TEXT, end NAME)   r refresh   q quit"))
+		b.WriteString(cut(st.Dim.Render(": goto N [NAME] | say TEXT | end NAME   f filter  a answers  up/down  q quit"), v.width))
 	}
 	return b.String()
 }
 
-func (v *RoomView) tallyLines() int { return strings.Count(v.tallyText(), "\n") + 2 }
-
-func (v *RoomView) tallyText() string {
-	var ids []string
-	for id := range v.tally {
-		ids = append(ids, id)
+// cut fits a line to w columns, marking a cut with … so nothing is lost
+// silently.
+func cut(s string, w int) string {
+	if w > 0 && lipgloss.Width(s) > w {
+		return ansi.Truncate(s, w, "…")
 	}
-	sort.Strings(ids)
-	var b strings.Builder
-	for _, id := range ids {
-		var names []string
-		for n := range v.tally[id] {
-			names = append(names, n)
+	return s
+}
+
+// lessonName is "13 broker-lost-confirm", the number goto takes.
+func (v *RoomView) lessonName(id string) string {
+	if l := labs.Find(v.lessons, id); l != nil {
+		return fmt.Sprintf("%d %s", l.Number, id)
+	}
+	return id
+}
+
+// lessonNumber is the lesson's number alone, for a narrow screen.
+func (v *RoomView) lessonNumber(id string) string {
+	if l := labs.Find(v.lessons, id); l != nil {
+		return strconv.Itoa(l.Number)
+	}
+	return id
+}
+
+// answer is the article's answer at a lesson's predict step.
+func (v *RoomView) answer(lesson, name string) string {
+	if l := labs.Find(v.lessons, lesson); l != nil {
+		for _, s := range l.Steps() {
+			if s.Kind == "predict" && s.Attrs["name"] == name {
+				return s.Attrs["answer"]
+			}
 		}
-		sort.Strings(names)
-		for _, n := range names {
-			answers := v.tally[id][n]
-			var opts []string
-			total := 0
-			for o, c := range answers {
-				opts = append(opts, o)
-				total += c
+	}
+	return ""
+}
+
+func (v *RoomView) pollLines() int {
+	if t := v.pollText(); t != "" {
+		return strings.Count(t, "\n") + 2
+	}
+	return 0
+}
+
+// pollText lists the polls in lesson order: each option's count, how many
+// of those who opened the lesson answered, and the article's answer once
+// revealed (a).
+func (v *RoomView) pollText() string {
+	polls := append([]room.Poll(nil), v.polls...)
+	num := func(id string) int {
+		if l := labs.Find(v.lessons, id); l != nil {
+			return l.Number
+		}
+		return 1 << 30
+	}
+	sort.SliceStable(polls, func(i, j int) bool { return num(polls[i].Lesson) < num(polls[j].Lesson) })
+	var b strings.Builder
+	for _, p := range polls {
+		var opts []string
+		for o := range p.Answers {
+			opts = append(opts, o)
+		}
+		sort.Strings(opts)
+		var parts []string
+		for _, o := range opts {
+			parts = append(parts, fmt.Sprintf("%s %d", o, p.Answers[o]))
+		}
+		line := fmt.Sprintf("  %s / %s:  %s  (answered %d of %d in this lesson)", v.lessonName(p.Lesson), p.Name, strings.Join(parts, ", "), p.Answered, p.Reached)
+		if a := v.answer(p.Lesson, p.Name); a != "" {
+			if v.answers {
+				line += "  the article: " + a
+			} else {
+				line += "  (a: show the article's answer)"
 			}
-			sort.Strings(opts)
-			var parts []string
-			for _, o := range opts {
-				parts = append(parts, fmt.Sprintf("%s %d of %d", o, answers[o], total))
+		}
+		// A poll wraps rather than lose its counts.
+		for i, l := range wrapText(line, max(v.width-4, 20)) {
+			if i > 0 {
+				l = "    " + l
 			}
-			line := fmt.Sprintf("  %s / %s:  %s", id, n, strings.Join(parts, ", "))
-			b.WriteString(fitLine(line, v.width) + "\n")
+			b.WriteString(cut(l, v.width) + "\n")
 		}
 	}
 	return b.String()

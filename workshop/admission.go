@@ -93,7 +93,7 @@ func (s *Server) admit(next ssh.Handler) ssh.Handler {
 		s.guard.admitted(sess.RemoteAddr())
 		s.logf("%s logged in", who)
 		st.run(next)
-		s.logf("%s's session ended%s", who, st.because())
+		s.logf("session of %s ended%s", who, st.because())
 		// The claim goes only once the screen's run has closed (its
 		// workers are dead), which follows the session's end: a reset
 		// waits for it before it cleans.

@@ -10,7 +10,9 @@ import (
 	"charm.land/wish/v2"
 	bm "charm.land/wish/v2/bubbletea"
 
+	lab "github.com/rmlab/lab"
 	"github.com/rmlab/lab/broker"
+	"github.com/rmlab/lab/labs"
 	"github.com/rmlab/lab/progress"
 	"github.com/rmlab/lab/steps"
 	"github.com/rmlab/lab/ui"
@@ -151,7 +153,7 @@ func (s *Server) program(sess ssh.Session) *tea.Program {
 			wish.Fatalln(sess, "lab: this server keeps no room; start it with lab serve --room NAME to watch the room")
 			return nil
 		}
-		m = ui.NewRoom(sess.Context(), rm)
+		m = ui.NewRoom(sess.Context(), rm, s.lessonList())
 		close(st.closed)
 	} else if m = s.screen(sess, st); m == nil {
 		return nil
@@ -170,6 +172,20 @@ func (s *Server) program(sess ssh.Session) *tea.Program {
 	st.prog = p
 	st.mu.Unlock()
 	return p
+}
+
+// lessonList is the lessons the server serves, for the room's lesson
+// numbers and the article's answers (what did not load is left out: the
+// participants' screens say which files).
+func (s *Server) lessonList() []*lab.Lesson {
+	s.lessonsOnce.Do(func() {
+		if s.cfg.LessonsDir != "" {
+			s.lessons, _ = labs.LoadDir(s.cfg.LessonsDir, s.cfg.Lang)
+		} else {
+			s.lessons, _ = labs.Builtin(s.cfg.Lang)
+		}
+	})
+	return s.lessons
 }
 
 // screen is one participant's lab screen, in their namespace; it closes

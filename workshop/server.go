@@ -25,6 +25,7 @@ import (
 	"charm.land/wish/v2"
 	bm "charm.land/wish/v2/bubbletea"
 
+	lab "github.com/rmlab/lab"
 	"github.com/rmlab/lab/room"
 	"github.com/rmlab/lab/services"
 	"github.com/rmlab/lab/ui"
@@ -44,7 +45,7 @@ type Config struct {
 	// opened its screen this long after it connected (default 30 s).
 	LoginTimeout time.Duration
 	// PendingPerAddress caps the connections one address may hold open
-	// before they have a screen (default 16: a class behind one NAT logs
+	// before they have a screen (default 64: a class of forty behind one NAT logs
 	// in at once; a flood of silent connections does not pile up).
 	PendingPerAddress int
 	MaxWorkers        int // worker processes one participant may have alive (0: no cap)
@@ -78,6 +79,9 @@ type Server struct {
 	seats   map[string]*seat   // participant → their session
 	stop    context.CancelFunc // ends the room's poller
 	screens sync.WaitGroup     // screens still closing (workers, sessions, the last save)
+
+	lessonsOnce sync.Once
+	lessons     []*lab.Lesson
 }
 
 // New builds the server; Serve runs it.
@@ -92,7 +96,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.LoginTimeout = 30 * time.Second
 	}
 	if cfg.PendingPerAddress <= 0 {
-		cfg.PendingPerAddress = 16
+		cfg.PendingPerAddress = 64
 	}
 	if cfg.Log == nil {
 		cfg.Log = io.Discard

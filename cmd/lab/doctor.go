@@ -139,6 +139,13 @@ func cmdDoctor(ctx context.Context, g globals, stdout, stderr io.Writer) int {
 // 5 in replay, 6 on the screen in the lessons with the most workers).
 const perLab = 8
 
+// maxConnections is the server's max_connections (0 if unreadable).
+func maxConnections(ctx context.Context, svc *services.Services) int {
+	var max int
+	svc.MySQL.QueryRowContext(ctx, "SELECT @@max_connections").Scan(&max)
+	return max
+}
+
 // connectionRoom says how many more labs the server's max_connections
 // leaves room for: at a workshop every learner's lab shares it, and
 // MySQL's default of 151 runs out at about 18.

@@ -52,7 +52,7 @@ usage:
                                    the whole pipeline under a seeded fault schedule; a checker says lost / twice
   lab serve [--listen ADDR] [--seats N] [--password-env VAR] [--participant-keys FILE] [--room NAME]
                                    the screen over SSH for a workshop: ssh -p 2222 alice@HOST
-  lab room --room NAME [--goto N [--to NAME]] [--say TEXT] [--end NAME] [--reset NAME]
+  lab room --room NAME [--goto N [--to NAME]] [--say TEXT] [--end NAME] [--reset NAME] [--log] [--json|--csv]
                                    a workshop room: each participant's lesson, step, time on it, failures,
                                    verdicts, the class's predict answers; steer everyone (or one) on every server
   lab worker KIND [...]            a worker process (lessons start these)
@@ -131,6 +131,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&rf.say, "say", "", "room: a line for every participant's status bar")
 	fs.StringVar(&rf.end, "end", "", "room: end this participant's session")
 	fs.StringVar(&rf.reset, "reset", "", "room: end this participant's session, clean their namespace and forget their progress")
+	fs.BoolVar(&rf.log, "log", false, "room: the room's log (logins, refusals, ends, commands)")
+	fs.BoolVar(&rf.csv, "csv", false, "room: the participants as CSV, for the debrief")
 	if err := fs.Parse(interleave(args)); err != nil {
 		return 2
 	}
@@ -150,6 +152,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "clean":
 		return cmdClean(ctx, g, *allNamespaces, stdout, stderr)
 	case "room":
+		rf.json = *jsonOut
 		return cmdRoom(ctx, g, rf, stdout, stderr)
 	case "replay":
 		return cmdReplay(ctx, g, fs.Args(), replayFlags{all: *all, json: *jsonOut, junit: *junit, transcript: *transcript, parallel: *parallel, strict: *strict, mutate: *mutate, seed: *seed}, stdout, stderr)
@@ -171,7 +174,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 // interleave lets flags follow positional arguments (lab replay ID --json).
 func interleave(args []string) []string {
 	var flags, pos []string
-	boolFlags := map[string]bool{"json": true, "all": true, "no-docker": true, "all-namespaces": true, "strict": true}
+	boolFlags := map[string]bool{"json": true, "all": true, "no-docker": true, "all-namespaces": true, "strict": true, "log": true, "csv": true}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {

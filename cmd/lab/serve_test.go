@@ -104,6 +104,17 @@ func TestLabRoomResetEndsTheSessionCleansTheNamespaceAndForgetsTheProgress(t *te
 	if strings.Contains(out, alice) {
 		t.Errorf("the room still lists %s:\n%s", alice, out)
 	}
+	// A lesson nobody has is refused to the instructor, not sent.
+	if _, errOut, code := runLab(t, "room", "--room", rm, "--goto", "999"); code != 2 || !strings.Contains(errOut, "no such lesson") {
+		t.Errorf("--goto 999: exit %d: %s", code, errOut)
+	}
+	// The room's log has the login, the reset and the end, from both sides.
+	out, _, _ = runLab(t, "room", "--room", rm, "--log")
+	for _, want := range []string{alice + " from 127.0.0.1 logged in", "lab room: reset " + alice, "session of " + alice + " from 127.0.0.1 ended: the instructor ended your session"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("lab room --log lacks %q:\n%s", want, out)
+		}
+	}
 }
 
 // startServe runs a real `lab serve` process in room name on a free port.
@@ -170,4 +181,96 @@ func TestTwoLabServeProcessesOnOneMySQLAreOneRoom(t *testing.T) {
 		}
 	}
 	t.Fatalf("lab room shows:\n%s\nwant %s at %s and %s at %s", out, ann, a, ben, b)
+}
+
+// lab serve with nothing but --listen and the password's variable starts on
+// a stock server (it takes the seats MySQL's free connections hold, at
+// most 20, and says so), logs each login and refusal on stderr, and the
+// worker processes a participant's lesson starts never see the workshop
+// password in their environment.
+func TestServeStartsWithItsDefaultsAndWorkersNeverSeeThePassword(t *testing.T) {
+	env := labtest.Connect(t)
+	alice := env.Derived("pw")
+	addr := freePort(t)
+	const secretPW = "s3cret-workshop-pw"
+	serve := exec.Command(labBin(t), "serve", "--listen", addr, "--password-env", "LAB_TEST_WS_PW",
+		"--lessons", "../../ui/testdata/worker-lessons")
+	serve.Env = append(os.Environ(), "LAB_TEST_WS_PW="+secretPW, "XDG_STATE_HOME="+t.TempDir())
+	var out syncBuf
+	serve.Stdout, serve.Stderr = &out, &out
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { serve.Process.Kill(); serve.Wait() })
+	dial := func(pw string) (*gossh.Client, error) {
+		return gossh.Dial("tcp", addr, &gossh.ClientConfig{User: alice, Auth: []gossh.AuthMethod{gossh.Password(pw)},
+			HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 2 * time.Second})
+	}
+	var c *gossh.Client
+	var err error
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if c, err = dial(secretPW); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatalf("lab serve never answered: %v\n%s", err, out.String())
+	}
+	defer c.Close()
+	if !strings.Contains(out.String(), "seats: what MySQL's free connections hold") {
+		t.Errorf("lab serve did not say how many seats it took:\n%s", out.String())
+	}
+	if _, err := dial("wrong"); err == nil {
+		t.Fatal("a wrong password logged in")
+	}
+	s, _ := c.NewSession()
+	var screen syncBuf
+	s.Stdout, s.Stderr = &screen, &screen
+	in, _ := s.StdinPipe()
+	s.RequestPty("xterm-256color", 30, 100, gossh.TerminalModes{})
+	s.Shell()
+	var workers []string
+	for deadline := time.Now().Add(30 * time.Second); len(workers) == 0; time.Sleep(700 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no worker started:\n%s", screen.String())
+		}
+		if strings.Contains(screen.String(), "reliable-messaging lab") {
+			in.Write([]byte("\r")) // reset, sql, spawn: the worker pauses mid-transaction
+		}
+		workers = pidsWith("LAB_NAMESPACE=" + alice)
+	}
+	for _, pid := range workers {
+		b, err := os.ReadFile("/proc/" + pid + "/environ")
+		if err != nil {
+			continue // it ended meanwhile
+		}
+		if strings.Contains(string(b), secretPW) || strings.Contains(string(b), "LAB_TEST_WS_PW") {
+			t.Errorf("worker %s has the workshop password in its environment", pid)
+		}
+	}
+	log := out.String()
+	for _, want := range []string{"refused " + alice + " from 127.0.0.1: wrong password", alice + " from 127.0.0.1 logged in"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("the log lacks %q:\n%s", want, log)
+		}
+	}
+	if strings.Contains(log, secretPW) {
+		t.Errorf("the log prints the password")
+	}
+}
+
+// pidsWith lists the processes whose environment has kv.
+func pidsWith(kv string) []string {
+	dirs, _ := os.ReadDir("/proc")
+	var out []string
+	for _, d := range dirs {
+		if d.Name()[0] < '0' || d.Name()[0] > '9' {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + d.Name() + "/environ")
+		if err == nil && bytes.Contains(b, []byte(kv+"\x00")) {
+			out = append(out, d.Name())
+		}
+	}
+	return out
 }

@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/rmlab/lab/cleaner"
+	"github.com/rmlab/lab/labs"
+	"github.com/rmlab/lab/room"
+	"github.com/rmlab/lab/services"
+)
+
+// roomFlags are what the instructor asks of the room.
+type roomFlags struct {
+	name, gotoLesson, to, say, end, reset string
+	log, json, csv                        bool
+}
+
+// cmdRoom is `lab room --room NAME`: the room's participants, those failing
+// first, then those on their step longest, and the class's answers at each
+// predict step; with --goto N [--to NAME], --say TEXT or --end NAME it
+// steers the room's participants on every server of the room.
+func cmdRoom(ctx context.Context, g globals, f roomFlags, stdout, stderr io.Writer) int {
+	name := f.name
+	if name == "" {
+		fmt.Fprintln(stderr, "lab room: name the room: lab room --room NAME (as lab serve --room NAME)")
+		return 2
+	}
+	g.cfg.NoDocker = true
+	svc, code := connect(ctx, g, stderr, true)
+	if svc == nil {
+		return code
+	}
+	defer svc.Close()
+	rm, err := room.Existing(ctx, svc.MySQL, svc.Config.MySQL, name, "lab room")
+	if err != nil {
+		fmt.Fprintln(stderr, "lab room:", err)
+		return 1
+	}
+	defer rm.Close()
+	if f.log {
+		entries, err := rm.Log(ctx, 200)
+		if err != nil {
+			fmt.Fprintln(stderr, "lab room:", err)
+			return 1
+		}
+		for _, e := range entries {
+			fmt.Fprintf(stdout, "%s  %-28s %s\n", e.At.Format(time.DateTime), e.Server, e.Line)
+		}
+		return 0
+	}
+	var cmds []room.Command
+	if f.gotoLesson != "" {
+		// A lesson nobody has is refused here, not sent to the room to be
+		// ignored on every screen.
+		ls, err := loadLessons(g)
+		if err != nil && partialLoad(err) == nil {
+			printErr(stderr, err)
+			return 1
+		}
+		if labs.Find(ls, f.gotoLesson) == nil {
+			fmt.Fprintf(stderr, "lab room --goto %s: no such lesson; give a number or an id from `lab list`\n", f.gotoLesson)
+			return 2
+		}
+		cmds = append(cmds, room.Command{Kind: room.Goto, Arg: f.gotoLesson, Target: f.to})
+	}
+	if f.say != "" {
+		cmds = append(cmds, room.Command{Kind: room.Say, Arg: f.say, Target: f.to})
+	}
+	if f.end != "" {
+		cmds = append(cmds, room.Command{Kind: room.End, Target: f.end})
+	}
+	if f.reset != "" {
+		if p := services.NamespaceProblem(f.reset); p != "" {
+			fmt.Fprintf(stderr, "lab room --reset %s: not a participant's name: %s\n", f.reset, p)
+			return 2
+		}
+		fmt.Fprintf(stdout, "ending %s's session, then cleaning namespace %s\n", f.reset, f.reset)
+		rm.Audit(ctx, "lab room: reset "+f.reset)
+		cl := cleaner.New(ctx, svc, g.lessons, stdout)
+		err := rm.Reset(ctx, f.reset, func(ctx context.Context, ns string) { cl.Namespace(ctx, services.Names{NS: ns}) })
+		cl.Close()
+		if err != nil {
+			fmt.Fprintln(stderr, "lab room:", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "%s starts afresh on their next ssh\n", f.reset)
+		if cl.Failed() {
+			return 1
+		}
+	}
+	for _, c := range cmds {
+		if err := rm.Send(ctx, c); err != nil {
+			fmt.Fprintln(stderr, "lab room:", err)
+			return 1
+		}
+		who := c.Target
+		if who == "" {
+			who = "everyone"
+		}
+		rm.Audit(ctx, fmt.Sprintf("lab room: %s %s to %s", c.Kind, room.Plain(c.Arg, 255), who))
+		fmt.Fprintf(stdout, "sent %s %s to %s (every lab serve of the room carries it out within a second)\n", c.Kind, room.Plain(c.Arg, 255), who)
+	}
+	ps, err := rm.Participants(ctx)
+	if err != nil {
+		fmt.Fprintln(stderr, "lab room:", err)
+		return 1
+	}
+	polls, err := rm.Polls(ctx)
+	if err != nil {
+		fmt.Fprintln(stderr, "lab room:", err)
+		return 1
+	}
+	switch {
+	case f.json:
+		// For the debrief: what the screen shows, whole.
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(struct {
+			Room         string             `json:"room"`
+			Participants []room.Participant `json:"participants"`
+			Polls        []room.Poll        `json:"polls"`
+		}{name, ps, polls}); err != nil {
+			fmt.Fprintln(stderr, "lab room:", err)
+			return 1
+		}
+		return 0
+	case f.csv:
+		w := csv.NewWriter(stdout)
+		w.Write([]string{"participant", "state", "lesson", "step", "steps", "on_step_s", "passed", "failed", "fail_step", "fail_why", "verdicts", "server", "updated"})
+		for _, p := range ps {
+			w.Write([]string{p.Name, p.State(), p.Lesson, strconv.Itoa(p.Step), strconv.Itoa(p.Steps), strconv.Itoa(int(p.OnStep.Seconds())),
+				strconv.Itoa(p.Passed), strconv.Itoa(p.Failed), p.FailStep, p.FailWhy, p.Verdicts, p.Server, p.Updated.UTC().Format(time.RFC3339)})
+		}
+		w.Flush()
+		if err := w.Error(); err != nil {
+			fmt.Fprintln(stderr, "lab room:", err)
+			return 1
+		}
+		return 0
+	}
+	fmt.Fprintf(stdout, "room %s: %d participant(s)\n", name, len(ps))
+	fmt.Fprintf(stdout, "  %-16s %-8s %-28s %7s %9s %6s  %s\n", "participant", "state", "lesson", "step", "on step", "failed", "failing step / ledger verdicts  [server]")
+	for _, p := range ps {
+		last := p.Verdicts
+		if p.FailStep != "" {
+			last = p.FailStep + ": " + p.FailWhy
+		}
+		fmt.Fprintf(stdout, "  %-16s %-8s %-28s %3d/%-3d %9s %6d  %s  [%s]\n", p.Name, p.State(), p.Lesson, p.Step, p.Steps,
+			p.OnStep.Round(time.Second), p.Failed, last, p.Server)
+	}
+	for _, p := range polls {
+		var opts []string
+		for o := range p.Answers {
+			opts = append(opts, o)
+		}
+		sort.Strings(opts)
+		fmt.Fprintf(stdout, "predict %s / %s:", p.Lesson, p.Name)
+		for _, o := range opts {
+			fmt.Fprintf(stdout, "  %s %d", o, p.Answers[o])
+		}
+		fmt.Fprintf(stdout, "  (answered %d of %d in this lesson)\n", p.Answered, p.Reached)
+	}
+	return 0
+}

@@ -1,0 +1,101 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/rmlab/lab/labs"
+	"github.com/rmlab/lab/room"
+)
+
+// fortyInARoom is a room of forty, the first three failing or stuck.
+func fortyInARoom() roomDataMsg {
+	var ps []room.Participant
+	for i := range 40 {
+		p := room.Participant{Name: fmt.Sprintf("p%02d", i), Lesson: "broker-lost-confirm", Step: 3, Steps: 20, Online: true, OnStep: time.Minute}
+		switch i {
+		case 0:
+			p.FailStep, p.FailWhy = "[5/20] expect", "value 11: value is 10"
+		case 1:
+			p.Stuck = true
+		case 39:
+			p.Online = false
+		}
+		ps = append(ps, p)
+	}
+	polls := []room.Poll{{Lesson: "outbox-at-least-once", Name: "confirm", Answers: map[string]int{"yes": 12, "no": 2}, Answered: 14, Reached: 20}}
+	return roomDataMsg{parts: ps, polls: polls}
+}
+
+func newRoomView(t *testing.T, w, h int) *RoomView {
+	t.Helper()
+	ls, err := labs.Builtin("en")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := NewRoom(context.Background(), &room.Room{Name: "monday"}, ls)
+	v.Update(tea.WindowSizeMsg{Width: w, Height: h})
+	v.Update(fortyInARoom())
+	return v
+}
+
+// At 80×24 the instructor scrolls to every one of forty participants (12
+// of 20 used to show, and nothing scrolled), no line is wider than the
+// screen, and a failing step's why and a poll's counts wrap rather than
+// being cut.
+func TestTheRoomOfFortyScrollsToEveryoneAt80x24(t *testing.T) {
+	v := newRoomView(t, 80, 24)
+	seen := map[string]bool{}
+	for range 60 {
+		out := v.render()
+		lines := strings.Split(out, "\n")
+		if len(lines) > 24 {
+			t.Fatalf("%d lines at 80×24:\n%s", len(lines), out)
+		}
+		for _, l := range lines {
+			if w := lipgloss.Width(l); w > 80 {
+				t.Fatalf("a line %d wide: %q", w, l)
+			}
+			if f := strings.Fields(ansi.Strip(l)); len(f) > 0 && strings.HasPrefix(f[0], "p") && len(f[0]) == 3 {
+				seen[f[0]] = true
+			}
+		}
+		v.key(tea.KeyPressMsg{Code: tea.KeyDown})
+	}
+	if len(seen) != 40 {
+		t.Fatalf("saw %d of 40 participants by scrolling", len(seen))
+	}
+	top := newRoomView(t, 80, 24).render()
+	for _, want := range []string{"failing", "stuck", "rows 1–", "of 40", "answered 14 of 20 in", "value 11:", "value is 10", "q quit", "verdicts"} {
+		if !strings.Contains(top, want) {
+			t.Errorf("the first page lacks %q:\n%s", want, top)
+		}
+	}
+	if strings.Contains(top, "the article: no") {
+		t.Error("the article's answer shows before a")
+	}
+}
+
+// f shows only those who need help; a reveals the article's answer.
+func TestTheRoomFiltersThoseWhoNeedHelpAndRevealsTheAnswer(t *testing.T) {
+	v := newRoomView(t, 120, 40)
+	v.key(tea.KeyPressMsg{Code: 'f', Text: "f"})
+	out := v.render()
+	if !strings.Contains(out, "p00") || !strings.Contains(out, "p01") || strings.Contains(out, "p02") {
+		t.Fatalf("needs help shows:\n%s", out)
+	}
+	if !strings.Contains(out, "13 broker-lost-confirm") || !strings.Contains(out, "[5/20] expect: value 11: value is 10") {
+		t.Errorf("the failing step and its why are not shown:\n%s", out)
+	}
+	v.key(tea.KeyPressMsg{Code: 'a', Text: "a"})
+	if out := v.render(); !strings.Contains(out, "the article: no") {
+		t.Errorf("a did not reveal the answer:\n%s", out)
+	}
+}
