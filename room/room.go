@@ -271,23 +271,24 @@ func Self(listen string) string {
 type Command struct {
 	ID     int64
 	Target string // a participant, or "" for everyone
-	Kind   string // goto (Arg: a lesson number or id), say (Arg: one line), end
+	Kind   string // goto (Arg: a lesson number or id), say (Arg: one line), end, timer
 	Arg    string
 }
 
 // Kinds of command.
 const (
-	Goto = "goto"
-	Say  = "say"
-	End  = "end"
+	Goto  = "goto"
+	Say   = "say"
+	End   = "end"
+	Timer = "timer" // Arg: the end, RFC 3339 in UTC, or "off"
 )
 
 // Send records a command for every server of the room to carry out.
 func (r *Room) Send(ctx context.Context, c Command) error {
 	switch c.Kind {
-	case Goto, Say, End:
+	case Goto, Say, End, Timer, Watch:
 	default:
-		return fmt.Errorf("room command %q: use goto, say or end", c.Kind)
+		return fmt.Errorf("room command %q: use goto, say, end or timer", c.Kind)
 	}
 	// Plain text only, cut on a character: it reaches terminals.
 	c.Arg = Plain(c.Arg, 255)

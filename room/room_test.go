@@ -204,3 +204,31 @@ func TestPlainIsOneLineOfTextCutOnACharacter(t *testing.T) {
 		t.Errorf("a long Chinese line: %v", err)
 	}
 }
+
+// The command grammar the room screen and lab room share.
+func TestTheInstructorsCommandsParse(t *testing.T) {
+	names := []string{"alice", "bob"}
+	for line, want := range map[string]room.Command{
+		"goto 13":               {Kind: room.Goto, Arg: "13"},
+		"goto 14 alice":         {Kind: room.Goto, Arg: "14", Target: "alice"},
+		"say five minutes left": {Kind: room.Say, Arg: "five minutes left"},
+		"say alice well done":   {Kind: room.Say, Arg: "well done", Target: "alice"},
+		"say alice":             {Kind: room.Say, Arg: "alice"},
+		"end bob":               {Kind: room.End, Target: "bob"},
+		"timer off":             {Kind: room.Timer, Arg: "off"},
+	} {
+		got, err := room.Parse(line, names)
+		if err != nil || got != want {
+			t.Errorf("%q: %+v, %v; want %+v", line, got, err, want)
+		}
+	}
+	c, err := room.Parse("timer 10m", names)
+	if left := time.Until(c.Until()); err != nil || left < 9*time.Minute || left > 10*time.Minute+time.Second {
+		t.Errorf("timer 10m ends in %s (%v)", left, err)
+	}
+	for _, bad := range []string{"", "goto", "end", "timer soon", "timer -1m", "dance"} {
+		if _, err := room.Parse(bad, names); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"strconv"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	lab "github.com/rmlab/lab"
@@ -71,8 +72,16 @@ func findIn(ls []*lab.Lesson, id string) *lab.Lesson {
 // number or id), as if they had opened it from the list.
 type GotoLesson struct{ Lesson string }
 
-// Broadcast is a line from the instructor for the status line.
+// Broadcast is a line from the instructor: a banner on the header line
+// until the learner dismisses it (x).
 type Broadcast struct{ Text string }
+
+// Timer is the instructor's countdown, shown on the header line until
+// Until; a zero Until takes it away.
+type Timer struct{ Until time.Time }
+
+// timerTickMsg redraws the countdown each second; gen drops a stale one.
+type timerTickMsg struct{ gen int }
 
 func (a *App) gotoLesson(which string) tea.Cmd {
 	for _, l := range a.lessons[a.c.lang] {

@@ -63,6 +63,10 @@ type App struct {
 	confirmAll bool
 	status     string
 	statusBad  bool
+	// From the instructor: a message that stays until x, a countdown.
+	banner     string
+	timerUntil time.Time
+	timerGen   int
 	initCmds   []tea.Cmd
 
 	// observe, when set (tests), sees the model after every message, on the
@@ -176,6 +180,13 @@ func (a *App) find(id string) *lab.Lesson {
 	return nil
 }
 
+// timerTick redraws the instructor's countdown in a second (one tick,
+// re-armed from its result, tagged with the timer it counts).
+func (a *App) timerTick() tea.Cmd {
+	gen := a.timerGen
+	return tea.Tick(time.Second, func(time.Time) tea.Msg { return timerTickMsg{gen: gen} })
+}
+
 func (a *App) setStatus(s string, bad bool) { a.status, a.statusBad = oneLine(s), bad }
 
 func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
@@ -202,7 +213,15 @@ func (a *App) update(msg tea.Msg) tea.Cmd {
 	case GotoLesson:
 		return a.gotoLesson(msg.Lesson)
 	case Broadcast:
-		a.setStatus(fmt.Sprintf(a.c.t().FromInstructor, msg.Text), false)
+		a.banner = oneLine(msg.Text)
+	case Timer:
+		a.timerUntil = msg.Until
+		a.timerGen++
+		return a.timerTick()
+	case timerTickMsg:
+		if msg.gen == a.timerGen && time.Now().Before(a.timerUntil) {
+			return a.timerTick()
+		}
 	case spinner.TickMsg:
 		// The spinner only ticks while a step runs: an idle lab draws
 		// nothing but its panels' polls.
@@ -264,6 +283,8 @@ func (a *App) key(k tea.KeyPressMsg) tea.Cmd {
 	}
 	a.status = ""
 	switch {
+	case a.banner != "" && key.Matches(k, km.Dismiss):
+		a.banner = ""
 	case key.Matches(k, km.Quit):
 		return tea.Quit
 	case key.Matches(k, km.Help):

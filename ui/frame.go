@@ -5,6 +5,7 @@ package ui
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 )
@@ -107,7 +108,24 @@ func (a *App) header() string {
 		left += st.Dim.Render(fmt.Sprintf(t.LessonN, l.Number)) + oneLine(l.Title)
 	}
 	right := st.Dim.Render(t.HelpQuit)
+	if !a.timerUntil.IsZero() {
+		clock := t.TimeUp
+		if left := time.Until(a.timerUntil); left > 0 {
+			left = left.Round(time.Second)
+			clock = fmt.Sprintf(t.TimeLeft, fmt.Sprintf("%d:%02d", int(left.Minutes()), int(left.Seconds())%60))
+		}
+		right = st.Status.Render(clock) + "  " + right
+	}
+	if a.banner != "" {
+		// The instructor's message takes the header until dismissed; past
+		// the width it ends in … (the room's log has it whole).
+		left = st.Status.Render(" " + fmt.Sprintf(t.FromInstructor, a.banner))
+		right = st.Dim.Render(strings.TrimSpace(t.Dismiss)) + "  " + right
+	}
 	room := a.width - displayWidth(right)
+	if a.banner != "" {
+		left = cut(left, max(room-1, 0))
+	}
 	return fitLine(fitLine(left, max(room-1, 0))+" "+right, a.width)
 }
 

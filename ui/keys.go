@@ -24,6 +24,7 @@ type KeyMap struct {
 	Help     key.Binding
 	Quit     key.Binding
 	Yes      key.Binding // confirms R
+	Dismiss  key.Binding // the instructor's message
 }
 
 // DefaultKeyMap is the lab's keymap, described in English.
@@ -55,11 +56,12 @@ func keyMapFor(lang string) KeyMap {
 		Help:     b("?", "?"),
 		Quit:     b("q/ctrl+c", "q", "ctrl+c"),
 		Yes:      b("y", "y"),
+		Dismiss:  b("x", "x"),
 	}
 }
 
 // All lists every binding in help order.
 func (k KeyMap) All() []key.Binding {
 	return []key.Binding{k.Up, k.Down, k.Enter, k.Esc, k.Tab, k.ShiftTab, k.PageUp, k.PageDown,
-		k.Top, k.Bottom, k.Kill, k.Continue, k.Reset, k.ResetAll, k.Lang, k.Help, k.Quit, k.Yes}
+		k.Top, k.Bottom, k.Kill, k.Continue, k.Reset, k.ResetAll, k.Lang, k.Help, k.Quit, k.Yes, k.Dismiss}
 }

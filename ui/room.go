@@ -38,7 +38,23 @@ type RoomView struct {
 	top     int        // the first participant row shown
 	filter  roomFilter // which participants show
 	answers bool       // the article's answers revealed
+	// watch NAME: a live, read-only mirror of one participant's screen.
+	watching string
+	frame    room.Frame
+	hasFrame bool
+	watchGen int // tags the mirror's poll and renewal
 }
+
+type frameMsg struct {
+	gen   int
+	frame room.Frame
+	ok    bool
+	err   error
+}
+
+type framePollMsg struct{ gen int }
+
+type watchRenewMsg struct{ gen int }
 
 // roomFilter picks the participants the table shows.
 type roomFilter int
@@ -133,8 +149,52 @@ func (v *RoomView) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case tea.KeyPressMsg:
 		return v, v.key(msg)
+	case frameMsg:
+		if msg.gen != v.watchGen {
+			return v, nil
+		}
+		if msg.err == nil && msg.ok {
+			v.frame, v.hasFrame = msg.frame, true
+		}
+		gen := v.watchGen
+		return v, tea.Tick(framePoll, func(time.Time) tea.Msg { return framePollMsg{gen: gen} })
+	case framePollMsg:
+		if msg.gen == v.watchGen {
+			return v, v.pollFrame()
+		}
+	case watchRenewMsg:
+		if msg.gen == v.watchGen {
+			return v, v.renewWatch()
+		}
 	}
 	return v, nil
+}
+
+// framePoll is how often the mirror reads the watched screen again.
+const framePoll = 500 * time.Millisecond
+
+// pollFrame reads the watched participant's screen, bounded.
+func (v *RoomView) pollFrame() tea.Cmd {
+	gen, r, ctx, name := v.watchGen, v.room, v.ctx, v.watching
+	return func() tea.Msg {
+		c, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		f, ok, err := r.Frame(c, name)
+		return frameMsg{gen: gen, frame: f, ok: ok, err: err}
+	}
+}
+
+// renewWatch asks the participant's server to keep publishing, and asks
+// again before that runs out, while the mirror is open.
+func (v *RoomView) renewWatch() tea.Cmd {
+	gen, r, ctx, name := v.watchGen, v.room, v.ctx, v.watching
+	return func() tea.Msg {
+		c, cancel := context.WithTimeout(ctx, 3*time.Second)
+		defer cancel()
+		r.Send(c, room.Command{Kind: room.Watch, Target: name, Arg: time.Now().Add(room.WatchFor).UTC().Format(time.RFC3339)})
+		time.Sleep(room.WatchFor / 2)
+		return watchRenewMsg{gen: gen}
+	}
 }
 
 func (v *RoomView) key(k tea.KeyPressMsg) tea.Cmd {
@@ -160,6 +220,17 @@ func (v *RoomView) key(k tea.KeyPressMsg) tea.Cmd {
 		return nil
 	}
 	page := max(v.rows()-1, 1)
+	if v.watching != "" {
+		switch s {
+		case "esc", "q":
+			v.watching, v.status = "", ""
+			v.watchGen++
+			return nil
+		case "ctrl+c":
+			return tea.Quit
+		}
+		return nil // the mirror is read-only
+	}
 	switch s {
 	case "q", "ctrl+c":
 		return tea.Quit
@@ -203,28 +274,35 @@ func (v *RoomView) shown() []room.Participant {
 // rows is how many participant rows fit between the header and the polls.
 func (v *RoomView) rows() int { return max(v.height-6-v.pollLines(), 3) }
 
-// send parses a command line: goto N [NAME], say TEXT, end NAME.
+// send parses a command line (room.Grammar) and sends it to the room.
 func (v *RoomView) send(line string) tea.Cmd {
-	f := strings.Fields(line)
-	if len(f) == 0 {
+	if strings.TrimSpace(line) == "" {
 		return nil
 	}
-	var c room.Command
-	switch {
-	case f[0] == "goto" && (len(f) == 2 || len(f) == 3):
-		c = room.Command{Kind: room.Goto, Arg: f[1]}
-		if len(f) == 3 {
-			c.Target = f[2]
+	if f := strings.Fields(line); f[0] == room.Watch {
+		if len(f) != 2 {
+			v.status = "write watch NAME"
+			return nil
 		}
-	case f[0] == "say" && len(f) > 1:
-		c = room.Command{Kind: room.Say, Arg: strings.TrimSpace(strings.TrimPrefix(line, "say"))}
-	case f[0] == "end" && len(f) == 2:
-		c = room.Command{Kind: room.End, Target: f[1]}
-	case f[0] == "reset":
+		v.watching, v.hasFrame, v.status = f[1], false, ""
+		v.watchGen++
+		return tea.Batch(v.renewWatch(), v.pollFrame())
+	}
+	if f := strings.Fields(line); f[0] == "reset" {
 		v.status = "reset a participant from a shell: lab room --room " + v.room.Name + " --reset NAME (it also cleans their namespace)"
 		return nil
-	default:
-		v.status = "commands: goto N [NAME], say TEXT, end NAME"
+	}
+	var names []string
+	for _, p := range v.parts {
+		names = append(names, p.Name)
+	}
+	c, err := room.Parse(line, names)
+	if err != nil {
+		v.status = err.Error()
+		return nil
+	}
+	if c.Kind == room.Goto && len(v.lessons) > 0 && labs.Find(v.lessons, c.Arg) == nil {
+		v.status = "goto " + c.Arg + ": no such lesson (a number or an id from lab list)"
 		return nil
 	}
 	r, ctx := v.room, v.ctx
@@ -243,6 +321,9 @@ func (v *RoomView) View() tea.View {
 }
 
 func (v *RoomView) render() string {
+	if v.watching != "" {
+		return v.renderMirror()
+	}
 	st := v.st
 	var b strings.Builder
 	count := map[string]int{}
@@ -326,12 +407,38 @@ func (v *RoomView) render() string {
 	b.WriteString("\n")
 	switch {
 	case v.typing:
-		b.WriteString(st.Accent.Render(": "+v.input) + st.Dim.Render("_   enter sends, esc cancels"))
+		b.WriteString(cut(st.Accent.Render(": "+v.input)+st.Dim.Render("_   "+room.Grammar+"; enter sends, esc cancels"), v.width))
 	case v.status != "":
 		b.WriteString(cut(st.Status.Render(v.status), v.width))
 	default:
-		b.WriteString(cut(st.Dim.Render(": goto N [NAME] | say TEXT | end NAME   f filter  a answers  up/down  q quit"), v.width))
+		keys := ": command  f filter  a answers  up/down  q quit"
+		if v.width >= 130 {
+			keys = ": command (" + room.Grammar + ")  f filter  a answers  up/down  q quit"
+		}
+		b.WriteString(cut(st.Dim.Render(keys), v.width))
 	}
+	return b.String()
+}
+
+// renderMirror is the watched participant's screen, as their server last
+// published it, cut to this screen.
+func (v *RoomView) renderMirror() string {
+	st := v.st
+	head := fmt.Sprintf(" watching %s (read-only, live) ", v.watching)
+	var b strings.Builder
+	switch {
+	case !v.hasFrame:
+		b.WriteString(cut(st.Header.Render(head), v.width) + "\n")
+		b.WriteString(cut(st.Dim.Render("waiting for "+v.watching+"'s screen (their server publishes it within a second if they are online)"), v.width) + "\n")
+	default:
+		head += fmt.Sprintf("%d×%d, drawn %s ago ", v.frame.Width, v.frame.Height, time.Since(v.frame.At).Round(time.Second))
+		b.WriteString(cut(st.Header.Render(head), v.width) + "\n")
+		lines := strings.Split(v.frame.Content, "\n")
+		for i := 0; i < len(lines) && i < v.height-2; i++ {
+			b.WriteString(cut(lines[i], v.width) + "\x1b[m\n")
+		}
+	}
+	b.WriteString(st.Dim.Render("esc: back to the room"))
 	return b.String()
 }
 

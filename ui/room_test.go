@@ -99,3 +99,27 @@ func TestTheRoomFiltersThoseWhoNeedHelpAndRevealsTheAnswer(t *testing.T) {
 		t.Errorf("a did not reveal the answer:\n%s", out)
 	}
 }
+
+// The instructor's message stays on the header line until x, keys in
+// between do not take it away; the countdown shows minutes and seconds
+// left, then that time is up; zh says both in Chinese.
+func TestTheInstructorsMessageStaysUntilDismissedAndTheTimerCounts(t *testing.T) {
+	for _, c := range []struct{ lang, msg, left string }{{"en", "instructor: five minutes left", "left"}, {"zh", "讲师：five minutes left", "剩余"}} {
+		a := newTestApp(t, nil, c.lang, "fixture-choice", 100, 30)
+		a.Update(Broadcast{Text: "five minutes left"})
+		a.Update(Timer{Until: time.Now().Add(10*time.Minute + 2*time.Second)})
+		a.Update(tea.KeyPressMsg{Code: tea.KeyDown})
+		head := strings.Split(a.render(), "\n")[0]
+		if !strings.Contains(head, c.msg) || !strings.Contains(head, c.left) || !strings.Contains(head, "10:0") {
+			t.Errorf("%s: the header after a key: %q", c.lang, ansi.Strip(head))
+		}
+		a.Update(tea.KeyPressMsg{Code: 'x', Text: "x"})
+		if head := strings.Split(a.render(), "\n")[0]; strings.Contains(head, "five minutes left") {
+			t.Errorf("%s: x did not dismiss it: %q", c.lang, ansi.Strip(head))
+		}
+		a.Update(Timer{Until: time.Now().Add(-time.Second)})
+		if head := ansi.Strip(strings.Split(a.render(), "\n")[0]); !strings.Contains(head, map[string]string{"en": "time is up", "zh": "时间到"}[c.lang]) {
+			t.Errorf("%s: a timer that ended: %q", c.lang, head)
+		}
+	}
+}

@@ -132,6 +132,9 @@ type text struct {
 	NoLessonsIn        string // "no lessons in %s"
 	NoTranslation      string // "lesson %s has no %s file: …"
 	FromInstructor     string // "instructor: %s"
+	Dismiss            string // " (x: dismiss)"
+	TimeLeft           string // "%s left" (the instructor's timer)
+	TimeUp             string // "time is up"
 	SentToLesson       string // "the instructor opened lesson %d for you"
 	LessonsLeftOut     string // "%d lesson file(s) left out: %s"
 	NoWorkerTo         string // "no worker to %s ..."
@@ -175,6 +178,7 @@ var textEN = text{
 		"?":          "this help",
 		"q/ctrl+c":   "quit (kills every worker)",
 		"y":          "confirm a reset of everything",
+		"x":          "dismiss the instructor's message",
 	},
 
 	ListTitle: "Lessons",
@@ -290,6 +294,9 @@ var textEN = text{
 	NoLessonsIn:        "no lessons in %s",
 	NoTranslation:      "lesson %s has no %s file, so it stays in this language (a folder pairs en/NN-id.md with zh/NN-id.md by id)",
 	FromInstructor:     "instructor: %s",
+	Dismiss:            "  (x: dismiss)",
+	TimeLeft:           "%s left",
+	TimeUp:             "time is up",
 	SentToLesson:       "the instructor opened lesson %d for you",
 	LessonsLeftOut:     "%d lesson file(s) did not load (see `lab list`): %s",
 	NoWorkerTo:         "no worker to %s (tab to the Workers panel, up/down to select)",
@@ -333,6 +340,7 @@ var textZH = text{
 		"?":          "本帮助",
 		"q/ctrl+c":   "退出（杀死所有 worker）",
 		"y":          "确认重置全部",
+		"x":          "关闭讲师的消息",
 	},
 
 	ListTitle: "课程",
@@ -447,6 +455,9 @@ var textZH = text{
 	NoLessonsIn:        "%s 没有课程",
 	NoTranslation:      "课程 %s 没有 %s 文件，所以保持当前语言（文件夹按 id 把 en/NN-id.md 与 zh/NN-id.md 配对）",
 	FromInstructor:     "讲师：%s",
+	Dismiss:            "（x：关闭）",
+	TimeLeft:           "剩余 %s",
+	TimeUp:             "时间到",
 	SentToLesson:       "讲师为你打开了第 %d 课",
 	LessonsLeftOut:     "%d 个课程文件未能加载（见 `lab list`）: %s",
 	NoWorkerTo:         "没有可以%s的 worker（tab 到 Worker 面板，up/down 选择）",

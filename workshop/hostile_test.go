@@ -337,3 +337,35 @@ func TestSayReachesTerminalsAsPlainTextAndEndSaysWhy(t *testing.T) {
 		t.Fatalf("want the terminal restored, then why; got:\n%q", tail(out))
 	}
 }
+
+// watch NAME on the instructor's screen mirrors a participant's screen
+// live, read-only, from another server of the room: what alice's screen
+// shows after her key appears on the instructor's, and esc goes back.
+func TestWatchMirrorsAParticipantsScreenAcrossServers(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	instr := newSigner(t)
+	a, _ := serveRoom(t, roomName(t), "server-a")
+	rmB := openRoom(t, "server-b")
+	b, _ := start(t, workshop.Config{Seats: 3, InstructorKeys: []ssh.PublicKey{pubOf(t, instr)}, Room: rmB})
+	al := who(t, "wa")
+	alice := connect(t, a, al)
+	alice.until(t, "alice's screen", hasScreen)
+	c, err := gossh.Dial("tcp", b, &gossh.ClientConfig{User: workshop.Instructor, Auth: []gossh.AuthMethod{gossh.PublicKeys(instr)},
+		HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	tm := shell(t, c, 140, 40)
+	tm.until(t, "the room with alice", func(s string) bool { return strings.Contains(s, al) })
+	tm.in.Write([]byte(":watch " + al + "\r"))
+	tm.until(t, "alice's screen mirrored", func(s string) bool {
+		return strings.Contains(s, "watching "+al) && strings.Contains(s, "The first processing")
+	})
+	alice.in.Write([]byte("\r")) // her reset step runs
+	tm.until(t, "alice's step mirrored", func(s string) bool { return strings.Contains(s, "recreated blog_idempotency_lab_"+al) })
+	tm.in.Write([]byte("\x1b"))
+	time.Sleep(300 * time.Millisecond)
+	tm.in.Write([]byte("r"))
+	tm.until(t, "back in the room", func(s string) bool { return strings.Contains(s[max(len(s)-3000, 0):], "participants:") })
+}

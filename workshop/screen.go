@@ -1,6 +1,7 @@
 package workshop
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/rmlab/lab/broker"
 	"github.com/rmlab/lab/labs"
 	"github.com/rmlab/lab/progress"
+	"github.com/rmlab/lab/room"
 	"github.com/rmlab/lab/steps"
 	"github.com/rmlab/lab/ui"
 )
@@ -33,6 +35,11 @@ type seat struct {
 	idle    time.Duration
 	lastKey atomic.Int64 // unix nanoseconds of the last key pressed
 	why     atomic.Pointer[string]
+
+	// The last frame drawn and until when the instructor watches it.
+	frame      atomic.Pointer[tea.View]
+	watchUntil atomic.Int64 // unix nanoseconds
+	publishing atomic.Bool
 
 	mu     sync.Mutex
 	prog   *tea.Program
@@ -158,6 +165,7 @@ func (s *Server) program(sess ssh.Session) *tea.Program {
 	} else if m = s.screen(sess, st); m == nil {
 		return nil
 	}
+	m = mirror{Model: m, seat: st}
 	opts := append(bm.MakeOptions(sess), tea.WithFilter(func(_ tea.Model, msg tea.Msg) tea.Msg {
 		switch msg.(type) {
 		case tea.KeyPressMsg:
@@ -222,6 +230,57 @@ func (s *Server) screen(sess ssh.Session, st *seat) tea.Model {
 		stop()
 	}()
 	return m
+}
+
+// mirror keeps the last frame a screen drew, for the instructor's watch.
+type mirror struct {
+	tea.Model
+	seat *seat
+}
+
+func (m mirror) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	next, cmd := m.Model.Update(msg)
+	return mirror{Model: next, seat: m.seat}, cmd
+}
+
+func (m mirror) View() tea.View {
+	v := m.Model.View()
+	m.seat.frame.Store(&v)
+	return v
+}
+
+// watch publishes the seat's screen to the room until the watch expires,
+// twice a second, only when it changed.
+func (s *Server) watch(st *seat, rm *room.Room, name string, until time.Time) {
+	st.watchUntil.Store(until.UnixNano())
+	if !st.publishing.CompareAndSwap(false, true) {
+		return // already publishing: the new end is taken from watchUntil
+	}
+	go func() {
+		defer st.publishing.Store(false)
+		t := time.NewTicker(500 * time.Millisecond)
+		defer t.Stop()
+		var last *tea.View
+		for time.Now().UnixNano() < st.watchUntil.Load() {
+			select {
+			case <-st.ended:
+				return
+			case <-t.C:
+			}
+			v := st.frame.Load()
+			if v == nil || v == last {
+				continue
+			}
+			last = v
+			w, h := 0, 0
+			if p, _, ok := st.sess.Pty(); ok {
+				w, h = clamp(p.Window).Width, clamp(p.Window).Height
+			}
+			c, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			rm.PutFrame(c, name, room.Frame{Content: v.Content, Width: w, Height: h})
+			cancel()
+		}
+	}()
 }
 
 // bounded is a session whose pty, and every resize of it, is clamped to

@@ -222,6 +222,14 @@ func (s *Server) carryOut(cmd room.Command) {
 			}
 		case room.End:
 			st.end("the instructor ended your session")
+		case room.Timer:
+			if p != nil {
+				p.Send(ui.Timer{Until: cmd.Until()})
+			}
+		case room.Watch:
+			if rm := s.room(); rm != nil && cmd.Target != "" {
+				s.watch(st, rm, cmd.Target, cmd.Until())
+			}
 		}
 	}
 }

@@ -52,7 +52,7 @@ usage:
                                    the whole pipeline under a seeded fault schedule; a checker says lost / twice
   lab serve [--listen ADDR] [--seats N] [--password-env VAR] [--participant-keys FILE] [--room NAME]
                                    the screen over SSH for a workshop: ssh -p 2222 alice@HOST
-  lab room --room NAME [--goto N [--to NAME]] [--say TEXT] [--end NAME] [--reset NAME] [--log] [--json|--csv]
+  lab room --room NAME [--goto N [--to NAME]] [--say TEXT] [--end NAME] [--reset NAME] [--timer D|off] [--log] [--json|--csv]
                                    a workshop room: each participant's lesson, step, time on it, failures,
                                    verdicts, the class's predict answers; steer everyone (or one) on every server
   lab worker KIND [...]            a worker process (lessons start these)
@@ -133,6 +133,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&rf.reset, "reset", "", "room: end this participant's session, clean their namespace and forget their progress")
 	fs.BoolVar(&rf.log, "log", false, "room: the room's log (logins, refusals, ends, commands)")
 	fs.BoolVar(&rf.csv, "csv", false, "room: the participants as CSV, for the debrief")
+	fs.StringVar(&rf.timer, "timer", "", "room: a countdown on every status line (10m; off takes it away)")
 	if err := fs.Parse(interleave(args)); err != nil {
 		return 2
 	}

@@ -18,7 +18,7 @@ import (
 
 // roomFlags are what the instructor asks of the room.
 type roomFlags struct {
-	name, gotoLesson, to, say, end, reset string
+	name, gotoLesson, to, say, end, reset, timer string
 	log, json, csv                        bool
 }
 
@@ -75,6 +75,14 @@ func cmdRoom(ctx context.Context, g globals, f roomFlags, stdout, stderr io.Writ
 	}
 	if f.end != "" {
 		cmds = append(cmds, room.Command{Kind: room.End, Target: f.end})
+	}
+	if f.timer != "" {
+		c, err := room.Parse("timer "+f.timer, nil)
+		if err != nil {
+			fmt.Fprintf(stderr, "lab room --timer: %v\n", err)
+			return 2
+		}
+		cmds = append(cmds, c)
 	}
 	if f.reset != "" {
 		if p := services.NamespaceProblem(f.reset); p != "" {

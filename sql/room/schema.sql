@@ -43,3 +43,14 @@ CREATE TABLE IF NOT EXISTS audit (
   server  VARCHAR(128) NOT NULL,
   line    VARCHAR(512) NOT NULL
 ) ENGINE=InnoDB
+;
+-- A participant's screen as last drawn, published by the server holding it
+-- while the instructor watches it (watch NAME): a read-only mirror on the
+-- instructor's screen, whichever server of the room each is on.
+CREATE TABLE IF NOT EXISTS frame (
+  name     VARCHAR(32)  NOT NULL PRIMARY KEY,
+  content  MEDIUMTEXT   NOT NULL,
+  width    INT          NOT NULL,
+  height   INT          NOT NULL,
+  at       DATETIME(6)  NOT NULL
+) ENGINE=InnoDB

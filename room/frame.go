@@ -1,0 +1,45 @@
+package room
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Watch is the command that asks the server holding a participant's screen
+// to publish it (Arg: until when, RFC 3339 in UTC): the instructor's
+// watch NAME renews it while the mirror is open, so a mirror nobody looks
+// at any more stops costing.
+const Watch = "watch"
+
+// WatchFor is how long one watch command keeps a screen published.
+const WatchFor = time.Minute
+
+// Frame is a participant's screen as last drawn.
+type Frame struct {
+	Content       string
+	Width, Height int
+	At            time.Time
+}
+
+// PutFrame publishes name's screen.
+func (r *Room) PutFrame(ctx context.Context, name string, f Frame) error {
+	_, err := r.DB.ExecContext(ctx, `INSERT INTO frame (name, content, width, height, at) VALUES (?, ?, ?, ?, UTC_TIMESTAMP(6))
+		ON DUPLICATE KEY UPDATE content=VALUES(content), width=VALUES(width), height=VALUES(height), at=VALUES(at)`,
+		name, f.Content, f.Width, f.Height)
+	if err != nil {
+		return fmt.Errorf("room %s: publish %s's screen: %w", r.Name, name, err)
+	}
+	return nil
+}
+
+// Frame is name's screen as last published; ok is false when none is.
+func (r *Room) Frame(ctx context.Context, name string) (f Frame, ok bool, err error) {
+	err = r.DB.QueryRowContext(ctx, "SELECT content, width, height, at FROM frame WHERE name=?", name).Scan(&f.Content, &f.Width, &f.Height, &f.At)
+	if errors.Is(err, sql.ErrNoRows) {
+		return f, false, nil
+	}
+	return f, err == nil, err
+}
