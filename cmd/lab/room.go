@@ -19,7 +19,7 @@ import (
 // roomFlags are what the instructor asks of the room.
 type roomFlags struct {
 	name, gotoLesson, to, say, end, reset, timer string
-	log, json, csv                        bool
+	log, json, csv                               bool
 }
 
 // cmdRoom is `lab room --room NAME`: the room's participants, those failing
