@@ -43,6 +43,8 @@ type RoomView struct {
 	frame    room.Frame
 	hasFrame bool
 	watchGen int // tags the mirror's poll and renewal
+	// projector: the room for a projector, with no names.
+	projector bool
 }
 
 type frameMsg struct {
@@ -256,6 +258,8 @@ func (v *RoomView) key(k tea.KeyPressMsg) tea.Cmd {
 		v.top, v.status = 0, "showing "+filterNames[v.filter]
 	case "a":
 		v.answers = !v.answers
+	case "p":
+		v.projector = !v.projector
 	}
 	return nil
 }
@@ -323,6 +327,9 @@ func (v *RoomView) View() tea.View {
 func (v *RoomView) render() string {
 	if v.watching != "" {
 		return v.renderMirror()
+	}
+	if v.projector {
+		return v.renderProjector()
 	}
 	st := v.st
 	var b strings.Builder
@@ -411,12 +418,106 @@ func (v *RoomView) render() string {
 	case v.status != "":
 		b.WriteString(cut(st.Status.Render(v.status), v.width))
 	default:
-		keys := ": command  f filter  a answers  up/down  q quit"
-		if v.width >= 130 {
-			keys = ": command (" + room.Grammar + ")  f filter  a answers  up/down  q quit"
+		keys := ": command  f filter  a answers  p projector  up/down  q quit"
+		if v.width >= 140 {
+			keys = ": command (" + room.Grammar + ")  f filter  a answers  p projector  up/down  q quit"
 		}
 		b.WriteString(cut(st.Dim.Render(keys), v.width))
 	}
+	return b.String()
+}
+
+// renderProjector is the room for the wall: how many are on each lesson
+// and where in it (a bar per step), and the poll of the lesson most are on;
+// no name anywhere.
+func (v *RoomView) renderProjector() string {
+	st := v.st
+	type group struct {
+		id         string
+		steps      int
+		at         map[int]int
+		here, done int
+		number     int
+	}
+	groups := map[string]*group{}
+	for _, p := range v.parts {
+		if !p.Online {
+			continue
+		}
+		g := groups[p.Lesson]
+		if g == nil {
+			g = &group{id: p.Lesson, at: map[int]int{}, number: 1 << 30}
+			if l := labs.Find(v.lessons, p.Lesson); l != nil {
+				g.number = l.Number
+			}
+			groups[p.Lesson] = g
+		}
+		g.steps = max(g.steps, p.Steps)
+		if p.Done {
+			g.done++
+		} else {
+			g.here++
+			g.at[p.Step]++
+		}
+	}
+	var gs []*group
+	for _, g := range groups {
+		gs = append(gs, g)
+	}
+	sort.Slice(gs, func(i, j int) bool { return gs[i].number < gs[j].number })
+	var b strings.Builder
+	b.WriteString(cut(st.Header.Render(fmt.Sprintf(" room %s ", v.room.Name)), v.width) + "\n\n")
+	bars := []rune("▁▂▃▄▅▆▇█")
+	busiest := ""
+	most := -1
+	for _, g := range gs {
+		title := v.lessonName(g.id)
+		if l := labs.Find(v.lessons, g.id); l != nil {
+			title = fmt.Sprintf("%d %s", l.Number, l.Title)
+		}
+		b.WriteString(cut(st.Bold.Render(title)+st.Dim.Render(fmt.Sprintf("   %d working, %d done", g.here, g.done)), v.width) + "\n")
+		peak := 1
+		for _, n := range g.at {
+			peak = max(peak, n)
+		}
+		var line strings.Builder
+		for i := 0; i <= g.steps && i < v.width-16; i++ {
+			if n := g.at[i]; n > 0 {
+				line.WriteRune(bars[min((n*len(bars)-1)/peak, len(bars)-1)])
+			} else {
+				line.WriteRune('·')
+			}
+		}
+		b.WriteString(cut(fmt.Sprintf("  steps 0–%d  %s", g.steps, st.Accent.Render(line.String())), v.width) + "\n")
+		if g.here+g.done > most {
+			busiest, most = g.id, g.here+g.done
+		}
+	}
+	if len(gs) == 0 {
+		b.WriteString(st.Dim.Render("nobody online yet") + "\n")
+	}
+	for _, p := range v.polls {
+		if p.Lesson != busiest {
+			continue
+		}
+		b.WriteString("\n" + cut(st.Bold.Render(fmt.Sprintf("poll: %s / %s", v.lessonName(p.Lesson), p.Name)), v.width) + "\n")
+		var opts []string
+		for o := range p.Answers {
+			opts = append(opts, o)
+		}
+		sort.Strings(opts)
+		for _, o := range opts {
+			n := p.Answers[o]
+			bar := strings.Repeat("█", n*max(v.width-30, 10)/max(p.Answered, 1))
+			mark := ""
+			if v.answers && o == v.answer(p.Lesson, p.Name) {
+				mark = "  ← the article"
+			}
+			b.WriteString(cut(fmt.Sprintf("  %-12s %s %d%s", o, st.Accent.Render(bar), n, mark), v.width) + "\n")
+		}
+		b.WriteString(st.Dim.Render(fmt.Sprintf("  answered %d of %d in this lesson", p.Answered, p.Reached)) + "\n")
+	}
+	b.WriteString("\n" + st.Dim.Render("p: back to the room  a: show the article's answer"))
 	return b.String()
 }
 

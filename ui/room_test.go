@@ -123,3 +123,22 @@ func TestTheInstructorsMessageStaysUntilDismissedAndTheTimerCounts(t *testing.T)
 		}
 	}
 }
+
+// The projector view shows where the class is, per lesson and step, and
+// the poll of the lesson most are on, with no participant's name.
+func TestTheProjectorViewShowsTheClassWithoutNames(t *testing.T) {
+	v := newRoomView(t, 100, 30)
+	v.polls = []room.Poll{{Lesson: "broker-lost-confirm", Name: "confirm", Answers: map[string]int{"yes": 30, "no": 6}, Answered: 36, Reached: 39}}
+	v.key(tea.KeyPressMsg{Code: 'p', Text: "p"})
+	out := ansi.Strip(v.render())
+	for _, p := range v.parts {
+		if strings.Contains(out, p.Name) {
+			t.Fatalf("the projector shows %s:\n%s", p.Name, out)
+		}
+	}
+	for _, want := range []string{"13 ", "39 working, 0 done", "steps 0–20", "poll: 13 broker-lost-confirm / confirm", "answered 36 of 39"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the projector lacks %q:\n%s", want, out)
+		}
+	}
+}
