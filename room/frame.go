@@ -14,6 +14,14 @@ import (
 // at any more stops costing.
 const Watch = "watch"
 
+// Present is the command that puts the instructor's presented lesson on
+// every participant's screen, read-only (Arg: the lesson, or "off").
+const Present = "present"
+
+// Presenter is the name the presented screen is published under, and the
+// namespace its lesson runs in (reserved: no participant can take it).
+const Presenter = "presenter"
+
 // WatchFor is how long one watch command keeps a screen published.
 const WatchFor = time.Minute
 

@@ -286,7 +286,7 @@ const (
 // Send records a command for every server of the room to carry out.
 func (r *Room) Send(ctx context.Context, c Command) error {
 	switch c.Kind {
-	case Goto, Say, End, Timer, Watch:
+	case Goto, Say, End, Timer, Watch, Present:
 	default:
 		return fmt.Errorf("room command %q: use goto, say, end or timer", c.Kind)
 	}

@@ -105,7 +105,7 @@ var nsRe = regexp.MustCompile(`^[a-z0-9_]{1,16}$`)
 
 // reservedNamespaces are names a learner (or an SSH user at a workshop)
 // cannot take: they read as the lab's own or as an administrator's.
-var reservedNamespaces = map[string]bool{"root": true, "admin": true, "instructor": true, "lab": true,
+var reservedNamespaces = map[string]bool{"root": true, "admin": true, "instructor": true, "presenter": true, "lab": true,
 	"mysql": true, "rabbitmq": true, "redis": true, "guest": true, "default": true}
 
 // ValidNamespace reports whether ns can be a learner's namespace: 1–16

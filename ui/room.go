@@ -45,7 +45,20 @@ type RoomView struct {
 	watchGen int // tags the mirror's poll and renewal
 	// projector: the room for a projector, with no names.
 	projector bool
+	// Present starts lesson id on the instructor's side for present N
+	// (lab serve sets it): its model and what closes its run.
+	Present    func(ctx context.Context, id string) (tea.Model, func(), error)
+	presenter  tea.Model
+	presStop   func()
+	presenting string // the lesson presented, "" when none
+	presGen    int    // tags the presented screen's publisher
+	presLast   string // the frame last published
 }
+
+type presentTickMsg struct{ gen int }
+
+// presentPublish is how often the presented screen is published.
+const presentPublish = 400 * time.Millisecond
 
 type frameMsg struct {
 	gen   int
@@ -124,6 +137,11 @@ func (v *RoomView) fetch() tea.Cmd {
 func (v *RoomView) Init() tea.Cmd { return tea.Batch(tea.RequestBackgroundColor, v.fetch()) }
 
 func (v *RoomView) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if v.presenter != nil {
+		if cmd, mine := v.routePresent(msg); !mine {
+			return v, cmd
+		}
+	}
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		v.width, v.height = msg.Width, msg.Height
@@ -170,6 +188,96 @@ func (v *RoomView) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	}
 	return v, nil
+}
+
+// routePresent routes a message while a lesson is presented: the room's
+// own messages (its polls, the publisher's ticks) stay with the room; keys
+// and everything else go to the presented lesson, but q and ctrl+c end
+// the presentation rather than the instructor's session.
+func (v *RoomView) routePresent(msg tea.Msg) (tea.Cmd, bool) {
+	switch msg := msg.(type) {
+	case roomDataMsg, roomTickMsg, roomSentMsg, frameMsg, framePollMsg, watchRenewMsg:
+		return nil, true
+	case presentTickMsg:
+		if msg.gen != v.presGen {
+			return nil, false
+		}
+		return v.publishPresented(), false
+	case tea.KeyPressMsg:
+		if s := msg.String(); s == "q" || s == "ctrl+c" {
+			return v.endPresent(), false
+		}
+	case tea.WindowSizeMsg:
+		v.width, v.height = msg.Width, msg.Height
+	}
+	var cmd tea.Cmd
+	v.presenter, cmd = v.presenter.Update(msg)
+	return cmd, false
+}
+
+// startPresent runs lesson id on this side and tells every server of the
+// room to show it, read-only, on every participant's screen.
+func (v *RoomView) startPresent(id string) tea.Cmd {
+	if v.Present == nil {
+		v.status = "this server cannot present (no lesson runner)"
+		return nil
+	}
+	l := labs.Find(v.lessons, id)
+	if l == nil {
+		v.status = "present " + id + ": no such lesson (a number or an id from lab list)"
+		return nil
+	}
+	m, stop, err := v.Present(v.ctx, l.ID)
+	if err != nil {
+		v.status = "present " + id + ": " + err.Error()
+		return nil
+	}
+	v.presenter, v.presStop, v.presenting, v.presLast = m, stop, l.ID, ""
+	v.presGen++
+	var size tea.Cmd
+	v.presenter, size = v.presenter.Update(tea.WindowSizeMsg{Width: v.width, Height: v.height})
+	gen := v.presGen
+	return tea.Batch(m.Init(), size, v.sendCmd(room.Command{Kind: room.Present, Arg: l.ID}),
+		tea.Tick(presentPublish, func(time.Time) tea.Msg { return presentTickMsg{gen: gen} }))
+}
+
+// endPresent gives every participant their own screen back.
+func (v *RoomView) endPresent() tea.Cmd {
+	if v.presStop != nil {
+		v.presStop()
+	}
+	v.presenter, v.presStop, v.presenting = nil, nil, ""
+	v.presGen++
+	v.status = "presentation ended: every participant is back where they were"
+	return v.sendCmd(room.Command{Kind: room.Present, Arg: "off"})
+}
+
+// publishPresented writes the presented screen to the room when it changed,
+// then ticks again.
+func (v *RoomView) publishPresented() tea.Cmd {
+	frame := v.presenter.View().Content
+	gen, r, ctx := v.presGen, v.room, v.ctx
+	tick := tea.Tick(presentPublish, func(time.Time) tea.Msg { return presentTickMsg{gen: gen} })
+	if frame == v.presLast {
+		return tick
+	}
+	v.presLast = frame
+	w, h := v.width, v.height
+	return tea.Batch(tick, func() tea.Msg {
+		c, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		r.PutFrame(c, room.Presenter, room.Frame{Content: frame, Width: w, Height: h})
+		return nil
+	})
+}
+
+func (v *RoomView) sendCmd(c room.Command) tea.Cmd {
+	r, ctx := v.room, v.ctx
+	return func() tea.Msg {
+		cc, cancel := context.WithTimeout(ctx, 3*time.Second)
+		defer cancel()
+		return roomSentMsg{what: c.Kind + " " + c.Arg, err: r.Send(cc, c)}
+	}
 }
 
 // framePoll is how often the mirror reads the watched screen again.
@@ -292,6 +400,13 @@ func (v *RoomView) send(line string) tea.Cmd {
 		v.watchGen++
 		return tea.Batch(v.renewWatch(), v.pollFrame())
 	}
+	if f := strings.Fields(line); f[0] == room.Present {
+		if len(f) != 2 {
+			v.status = "write present N (q ends it)"
+			return nil
+		}
+		return v.startPresent(f[1])
+	}
 	if f := strings.Fields(line); f[0] == "reset" {
 		v.status = "reset a participant from a shell: lab room --room " + v.room.Name + " --reset NAME (it also cleans their namespace)"
 		return nil
@@ -318,6 +433,9 @@ func (v *RoomView) send(line string) tea.Cmd {
 }
 
 func (v *RoomView) View() tea.View {
+	if v.presenter != nil {
+		return v.presenter.View()
+	}
 	view := tea.NewView(v.render())
 	view.AltScreen = true
 	view.WindowTitle = "lab room " + v.room.Name

@@ -369,3 +369,45 @@ func TestWatchMirrorsAParticipantsScreenAcrossServers(t *testing.T) {
 	tm.in.Write([]byte("r"))
 	tm.until(t, "back in the room", func(s string) bool { return strings.Contains(s[max(len(s)-3000, 0):], "participants:") })
 }
+
+// present N runs lesson N on the instructor's side and every participant's
+// screen, on any server of the room, follows it live and read-only (their
+// keys do nothing); q ends it and each is back where they were.
+func TestPresentPutsTheInstructorsLessonOnEveryScreen(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	instr := newSigner(t)
+	a, _ := serveRoom(t, roomName(t), "server-a")
+	rmB := openRoom(t, "server-b")
+	b, _ := start(t, workshop.Config{Seats: 3, InstructorKeys: []ssh.PublicKey{pubOf(t, instr)}, Room: rmB,
+		PresenterNamespace: who(t, "pr")})
+	al := who(t, "pa")
+	alice := connect(t, a, al)
+	alice.until(t, "alice's screen", hasScreen)
+	c, err := gossh.Dial("tcp", b, &gossh.ClientConfig{User: workshop.Instructor, Auth: []gossh.AuthMethod{gossh.PublicKeys(instr)},
+		HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	tm := shell(t, c, 120, 35)
+	tm.until(t, "the room", func(s string) bool { return strings.Contains(s, al) })
+	tm.in.Write([]byte(":present 1\r"))
+	tm.until(t, "lesson 1 on the instructor's screen", func(s string) bool { return strings.Contains(s, "The first processing") })
+	alice.until(t, "the presentation on alice's screen", func(s string) bool {
+		return strings.Contains(s, "the instructor is presenting")
+	})
+	alice.in.Write([]byte("\r")) // read-only: her own reset must not run
+	tm.in.Write([]byte("\r"))    // the presenter's reset runs
+	alice.until(t, "the presenter's step on alice's screen", func(s string) bool {
+		return strings.Contains(s, "recreated blog_idempotency_lab_"+who(t, "pr"))
+	})
+	if strings.Contains(alice.text(), "recreated blog_idempotency_lab_"+al) {
+		t.Fatal("a key of alice's ran her own step during the presentation")
+	}
+	tm.in.Write([]byte("q"))
+	tm.until(t, "the presentation ended", func(s string) bool { return strings.Contains(s, "present off") })
+	before := len(alice.text())
+	alice.until(t, "alice's own screen back", func(s string) bool {
+		return strings.Contains(s[before:], "[1/") || strings.Contains(s[before:], "enter")
+	})
+}

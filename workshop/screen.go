@@ -2,6 +2,7 @@ package workshop
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"charm.land/ssh"
 	"charm.land/wish/v2"
 	bm "charm.land/wish/v2/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 
 	lab "github.com/rmlab/lab"
 	"github.com/rmlab/lab/broker"
@@ -160,16 +162,22 @@ func (s *Server) program(sess ssh.Session) *tea.Program {
 			wish.Fatalln(sess, "lab: this server keeps no room; start it with lab serve --room NAME to watch the room")
 			return nil
 		}
-		m = ui.NewRoom(sess.Context(), rm, s.lessonList())
+		rv := ui.NewRoom(sess.Context(), rm, s.lessonList())
+		rv.Present = s.presenterScreen
+		m = rv
 		close(st.closed)
 	} else if m = s.screen(sess, st); m == nil {
 		return nil
 	}
-	m = mirror{Model: m, seat: st}
+	m = mirror{Model: m, seat: st, srv: s}
 	opts := append(bm.MakeOptions(sess), tea.WithFilter(func(_ tea.Model, msg tea.Msg) tea.Msg {
-		switch msg.(type) {
+		switch msg := msg.(type) {
 		case tea.KeyPressMsg:
 			st.lastKey.Store(time.Now().UnixNano())
+			// A presentation is read-only; ctrl+c still leaves.
+			if s.presenting.Load() && sess.User() != Instructor && msg.String() != "ctrl+c" {
+				return nil
+			}
 		case tea.SuspendMsg: // as MakeOptions' own filter, which this one replaces
 			return tea.ResumeMsg{}
 		}
@@ -232,21 +240,116 @@ func (s *Server) screen(sess ssh.Session, st *seat) tea.Model {
 	return m
 }
 
-// mirror keeps the last frame a screen drew, for the instructor's watch.
+// mirror keeps the last frame a screen drew, for the instructor's watch,
+// and shows the instructor's presentation instead while there is one.
 type mirror struct {
 	tea.Model
 	seat *seat
+	srv  *Server
 }
 
+// presentedMsg redraws a screen: the presentation changed, began or ended.
+type presentedMsg struct{}
+
 func (m mirror) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if _, ok := msg.(presentedMsg); ok {
+		return m, nil
+	}
 	next, cmd := m.Model.Update(msg)
-	return mirror{Model: next, seat: m.seat}, cmd
+	return mirror{Model: next, seat: m.seat, srv: m.srv}, cmd
 }
 
 func (m mirror) View() tea.View {
 	v := m.Model.View()
 	m.seat.frame.Store(&v)
+	if f := m.srv.presented.Load(); m.srv.presenting.Load() && f != nil && m.seat.sess.User() != Instructor {
+		w, h := 80, 24
+		if p, _, ok := m.seat.sess.Pty(); ok {
+			w, h = clamp(p.Window).Width, clamp(p.Window).Height
+		}
+		v.Content = presentedView(f.Content, w, h)
+	}
 	return v
+}
+
+// presentedView is the presented frame on a participant's screen: a line
+// saying so, then the frame cut to their size.
+func presentedView(frame string, w, h int) string {
+	var b strings.Builder
+	b.WriteString(ansi.Truncate("\x1b[1m the instructor is presenting (read-only; your lesson waits where you left it)\x1b[m", w, "…"))
+	for i, l := range strings.Split(frame, "\n") {
+		if i >= h-1 {
+			break
+		}
+		b.WriteString("\n" + ansi.Truncate(l, w, "…") + "\x1b[m")
+	}
+	return b.String()
+}
+
+// present turns the presentation on or off on this server: while on, it
+// reads the presented frame twice a second and redraws every screen when
+// it changed.
+func (s *Server) present(on bool) {
+	gen := s.presentGen.Add(1)
+	s.presenting.Store(on)
+	if !on {
+		s.presented.Store(nil)
+		s.redrawAll()
+		return
+	}
+	rm := s.room()
+	if rm == nil {
+		return
+	}
+	go func() {
+		var last string
+		for s.presentGen.Load() == gen {
+			c, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			f, ok, err := rm.Frame(c, room.Presenter)
+			cancel()
+			if err == nil && ok && f.Content != last {
+				last = f.Content
+				s.presented.Store(&f)
+				s.redrawAll()
+			}
+			time.Sleep(400 * time.Millisecond)
+		}
+	}()
+}
+
+func (s *Server) redrawAll() {
+	s.mu.Lock()
+	var ps []*tea.Program
+	for _, st := range s.seats {
+		if p := st.program(); p != nil {
+			ps = append(ps, p)
+		}
+	}
+	s.mu.Unlock()
+	for _, p := range ps {
+		go p.Send(presentedMsg{}) // never block the poller on a slow screen
+	}
+}
+
+// presenterScreen runs lesson id for the instructor's present N, in the
+// presenter namespace, with RabbitMQ nodes of its own where the machine
+// can start them (lessons 14 and 19 need them; the participants only
+// watch, so it is one set of nodes for the room).
+func (s *Server) presenterScreen(ctx context.Context, id string) (tea.Model, func(), error) {
+	svc := s.cfg.Services.For(s.cfg.PresenterNamespace)
+	if s.ownNodes {
+		svc.Info.OwnBroker, svc.Info.OwnBrokerNote = true, "the presenter's own nodes"
+	}
+	env := &steps.Env{Svc: svc, Binary: s.cfg.Binary, Queues: broker.NewReader(svc).Read, MaxWorkers: s.cfg.MaxWorkers, Nodes: &steps.NodeShelf{}}
+	file, err := progress.Participant(s.cfg.PresenterNamespace, s.cfg.LessonsDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, stop, err := ui.New(ctx, ui.Options{Env: env, Lang: s.cfg.Lang, LessonsDir: s.cfg.LessonsDir, Progress: progress.FileStore{Path: file}, Start: id})
+	if err != nil {
+		return nil, nil, err
+	}
+	return m, func() { stop(); env.Nodes.Close() }, nil
 }
 
 // watch publishes the seat's screen to the room until the watch expires,

@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"charm.land/ssh"
@@ -66,6 +67,9 @@ type Config struct {
 	// Log gets one line per login, refusal (with its reason), session end
 	// and room command; the room's log gets the same lines.
 	Log io.Writer
+	// PresenterNamespace is where the instructor's present N runs its
+	// lesson (default "presenter", a name no participant can take).
+	PresenterNamespace string
 }
 
 // Server is a running workshop server.
@@ -82,6 +86,13 @@ type Server struct {
 
 	lessonsOnce sync.Once
 	lessons     []*lab.Lesson
+
+	// The instructor's presentation: while on, every participant's screen
+	// shows the presented frame instead of their own, read-only.
+	presenting atomic.Bool
+	presented  atomic.Pointer[room.Frame]
+	presentGen atomic.Int64
+	ownNodes   bool // the machine can start RabbitMQ nodes (the presenter's lessons may)
 }
 
 // New builds the server; Serve runs it.
@@ -101,6 +112,10 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
+	if cfg.PresenterNamespace == "" {
+		cfg.PresenterNamespace = room.Presenter
+	}
+	ownNodes := cfg.Services != nil && cfg.Services.Info.OwnBroker
 	if !cfg.OwnBroker && cfg.Services != nil {
 		cfg.Services.Info.OwnBroker = false
 		cfg.Services.Info.OwnBrokerNote = "lab serve starts no broker nodes for participants unless given --own-broker"
@@ -108,7 +123,7 @@ func New(cfg Config) (*Server, error) {
 	if err := os.MkdirAll(filepath.Dir(cfg.HostKey), 0o700); err != nil {
 		return nil, fmt.Errorf("host key folder %s: %w", filepath.Dir(cfg.HostKey), err)
 	}
-	s := &Server{cfg: cfg, seats: map[string]*seat{}}
+	s := &Server{cfg: cfg, seats: map[string]*seat{}, ownNodes: ownNodes}
 	s.auth = newAuth(&s.cfg, s.logf)
 	s.guard = newGuard(cfg.PendingPerAddress, cfg.LoginTimeout, s.logf)
 	opts := []ssh.Option{
@@ -201,6 +216,10 @@ func (s *Server) poll(ctx context.Context, r *room.Room) {
 }
 
 func (s *Server) carryOut(cmd room.Command) {
+	if cmd.Kind == room.Present {
+		s.present(cmd.Arg != "off")
+		return
+	}
 	var to []*seat
 	s.mu.Lock()
 	for name, st := range s.seats {
@@ -226,6 +245,8 @@ func (s *Server) carryOut(cmd room.Command) {
 			if p != nil {
 				p.Send(ui.Timer{Until: cmd.Until()})
 			}
+		case room.Present:
+			// handled once per server, below
 		case room.Watch:
 			if rm := s.room(); rm != nil && cmd.Target != "" {
 				s.watch(st, rm, cmd.Target, cmd.Until())
