@@ -1,6 +1,7 @@
 package node
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -129,5 +130,25 @@ func TestSlimHomeOfTheInstalledRabbitMQLeavesOutThePlugins(t *testing.T) {
 		if has(a) {
 			t.Errorf("%s linked, but no lab node enables it: %v", a, got)
 		}
+	}
+}
+
+// Ports for a node come from below the kernel's ephemeral range, where no
+// outgoing connection takes one between the choice and the node's bind (a
+// dist port taken so failed a boot with dist_port_already_used).
+func TestFreePortsAreDistinctAndBelowTheEphemeralRange(t *testing.T) {
+	ports, err := freePorts(7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int]bool{}
+	for _, p := range ports {
+		if seen[p] || p >= ephemeralLow() || p < 10000 {
+			t.Errorf("port %d (ephemeral from %d; all %v)", p, ephemeralLow(), ports)
+		}
+		seen[p] = true
+	}
+	if !portTaken(fmt.Errorf("exited while booting: {dist_port_already_used,41503,not_erlang}")) || portTaken(fmt.Errorf("exited while booting: badarg")) {
+		t.Error("portTaken misreads a boot failure")
 	}
 }

@@ -16,10 +16,12 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	mrand "math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -139,6 +141,24 @@ func setName(ns string) string {
 // connections (a cluster forms while its nodes boot: each names the others
 // in its config). Call Close when done; it is safe after a failed Start.
 func Start(ctx context.Context, o Options) (*Set, error) {
+	// A port chosen free can be taken before the node binds it (by another
+	// node booting, or an outgoing connection's local port): try again
+	// with other ports.
+	for attempt := 1; ; attempt++ {
+		s, err := start(ctx, o)
+		if err == nil || attempt == 3 || ctx.Err() != nil || !portTaken(err) {
+			return s, err
+		}
+	}
+}
+
+// portTaken is a boot that failed because a port it was given was taken.
+func portTaken(err error) bool {
+	m := err.Error()
+	return strings.Contains(m, "already_used") || strings.Contains(m, "eaddrinuse") || strings.Contains(m, "address already in use")
+}
+
+func start(ctx context.Context, o Options) (*Set, error) {
 	if o.Nodes != 1 && o.Nodes != 3 {
 		return nil, fmt.Errorf("lab-owned broker: %d nodes asked; the lab starts 1 or 3", o.Nodes)
 	}
@@ -524,8 +544,10 @@ func (s *Set) Close() error {
 	return err
 }
 
-// freePorts asks the kernel for n distinct free loopback ports, holding
-// each until all are chosen.
+// freePorts finds n distinct free loopback ports, holding each until all
+// are chosen. They are drawn below the kernel's ephemeral range, where no
+// outgoing connection takes its local port between the choice and the
+// node's bind; the kernel's own choice is the fallback.
 func freePorts(n int) ([]int, error) {
 	var ls []net.Listener
 	defer func() {
@@ -533,8 +555,18 @@ func freePorts(n int) ([]int, error) {
 			l.Close()
 		}
 	}()
+	low := ephemeralLow()
 	var out []int
-	for range n {
+	for tries := 0; len(out) < n && tries < 200 && low > 12000; tries++ {
+		port := 10000 + mrand.IntN(low-10000)
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+		if err != nil || slices.Contains(out, port) {
+			continue
+		}
+		ls = append(ls, l)
+		out = append(out, port)
+	}
+	for len(out) < n {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return nil, fmt.Errorf("lab-owned broker: no free loopback port: %w", err)
@@ -543,6 +575,21 @@ func freePorts(n int) ([]int, error) {
 		out = append(out, l.Addr().(*net.TCPAddr).Port)
 	}
 	return out, nil
+}
+
+// ephemeralLow is the first port of the kernel's ephemeral range (Linux:
+// /proc/sys/net/ipv4/ip_local_port_range), 32768 when unknown.
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 32768
+	}
+	if f := strings.Fields(string(b)); len(f) == 2 {
+		if n, err := strconv.Atoi(f[0]); err == nil {
+			return n
+		}
+	}
+	return 32768
 }
 
 func tail(path string, n int) string {
