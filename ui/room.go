@@ -22,6 +22,7 @@ import (
 // those on their step longest; the class's answers at each predict step;
 // and a command line that steers the room on every server of it.
 type RoomView struct {
+	Lang    string // en or zh: the room screen's words
 	ctx     context.Context
 	room    *room.Room
 	lessons []*lab.Lesson // for lesson numbers and the article's answers
@@ -80,8 +81,6 @@ const (
 	showOffline
 	showDone
 )
-
-var filterNames = []string{"everyone", "needs help (failing or stuck)", "offline", "done"}
 
 func (f roomFilter) keep(p room.Participant) bool {
 	switch f {
@@ -163,9 +162,9 @@ func (v *RoomView) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case roomSentMsg:
 		if msg.err != nil {
-			v.status = "not sent: " + msg.err.Error()
+			v.status = fmt.Sprintf(v.tx().NotSent, msg.err)
 		} else {
-			v.status = "sent: " + msg.what + " (every server of the room carries it out within a second)"
+			v.status = fmt.Sprintf(v.tx().Sent, msg.what)
 		}
 	case tea.KeyPressMsg:
 		return v, v.key(msg)
@@ -248,7 +247,7 @@ func (v *RoomView) endPresent() tea.Cmd {
 	}
 	v.presenter, v.presStop, v.presenting = nil, nil, ""
 	v.presGen++
-	v.status = "presentation ended: every participant is back where they were"
+	v.status = v.tx().PresentEnd
 	return v.sendCmd(room.Command{Kind: room.Present, Arg: "off"})
 }
 
@@ -362,8 +361,8 @@ func (v *RoomView) key(k tea.KeyPressMsg) tea.Cmd {
 	case "end", "G":
 		v.top = len(v.shown())
 	case "f":
-		v.filter = (v.filter + 1) % roomFilter(len(filterNames))
-		v.top, v.status = 0, "showing "+filterNames[v.filter]
+		v.filter = (v.filter + 1) % roomFilter(len(v.tx().Filters))
+		v.top, v.status = 0, fmt.Sprintf(v.tx().Showing, v.tx().Filters[v.filter])
 	case "a":
 		v.answers = !v.answers
 	case "p":
@@ -449,17 +448,17 @@ func (v *RoomView) render() string {
 	if v.projector {
 		return v.renderProjector()
 	}
-	st := v.st
+	st, tx := v.st, v.tx()
 	var b strings.Builder
 	count := map[string]int{}
 	for _, p := range v.parts {
 		count[p.State()]++
 	}
-	head := fmt.Sprintf(" room %s: %d participants: %d online, %d failing, %d stuck, %d done, %d offline ", v.room.Name, len(v.parts),
+	head := fmt.Sprintf(tx.Header, v.room.Name, len(v.parts),
 		len(v.parts)-count["offline"], count["failing"], count["stuck"], count["done"], count["offline"])
 	b.WriteString(cut(st.Header.Render(head), v.width) + "\n")
 	if v.err != nil {
-		b.WriteString(cut(st.Bad.Render("cannot read the room: "+v.err.Error()), v.width) + "\n")
+		b.WriteString(cut(st.Bad.Render(fmt.Sprintf(tx.CannotRead, v.err)), v.width) + "\n")
 	}
 	shown := v.shown()
 	rows := v.rows()
@@ -470,24 +469,27 @@ func (v *RoomView) render() string {
 	if v.width < 110 {
 		lessonW, lessonOf = 6, v.lessonNumber
 	}
-	row := "%-14s %-8s %-*s %7s %8s %4s  %s"
-	// The table's lines: the header, the participants, a scroll line.
-	b.WriteString(cut(st.Bold.Render(fmt.Sprintf(row, "participant", "state", lessonW, "lesson", "step", "on step", "fail", "why | verdicts")), v.width) + "\n")
+	// Columns padded by display width: Chinese is two cells a character.
+	row := func(c ...string) string {
+		return padRight(c[0], 14) + " " + padRight(c[1], 8) + " " + padRight(c[2], lessonW) + " " + padLeft(c[3], 7) + " " +
+			padLeft(c[4], 8) + " " + padLeft(c[5], 4) + "  " + c[6]
+	}
+	b.WriteString(cut(st.Bold.Render(row(tx.Cols[:]...)), v.width) + "\n")
 	used, last := 0, v.top-1
 	for i := v.top; i < len(shown) && used < rows; i++ {
 		p := shown[i]
 		on := p.OnStep.Round(time.Second).String()
 		switch {
 		case p.Done:
-			on = "done"
+			on = tx.Done
 		case !p.Online:
-			on = "off " + time.Since(p.Updated).Round(time.Minute).String()
+			on = fmt.Sprintf(tx.Off, time.Since(p.Updated).Round(time.Minute))
 		}
 		info := p.Verdicts
 		if p.FailStep != "" {
 			info = p.FailStep + ": " + p.FailWhy
 		}
-		line := fmt.Sprintf(row, p.Name, p.State(), lessonW, lessonOf(p.Lesson), fmt.Sprintf("%d/%d", p.Step, p.Steps), on, strconv.Itoa(p.Failed), "")
+		line := row(p.Name, tx.States[p.State()], lessonOf(p.Lesson), fmt.Sprintf("%d/%d", p.Step, p.Steps), on, strconv.Itoa(p.Failed), "")
 		// What does not fit after the columns continues on the lines
 		// below, indented: a failing step's why is what the instructor
 		// walks over for.
@@ -520,25 +522,25 @@ func (v *RoomView) render() string {
 	}
 	switch {
 	case len(v.parts) == 0:
-		b.WriteString(st.Dim.Render("nobody yet: participants run ssh -p PORT NAME@HOST") + "\n")
+		b.WriteString(st.Dim.Render(tx.Nobody) + "\n")
 	case len(shown) == 0:
-		b.WriteString(st.Dim.Render("nobody is "+filterNames[v.filter]+" (f: next filter)") + "\n")
+		b.WriteString(st.Dim.Render(fmt.Sprintf(tx.NobodyIs, tx.Filters[v.filter])) + "\n")
 	case v.top > 0 || last < len(shown)-1:
-		b.WriteString(st.Dim.Render(fmt.Sprintf("rows %d–%d of %d (%s): up/down, pgup/pgdown", v.top+1, last+1, len(shown), filterNames[v.filter])) + "\n")
+		b.WriteString(st.Dim.Render(fmt.Sprintf(tx.Rows, v.top+1, last+1, len(shown), tx.Filters[v.filter])) + "\n")
 	}
 	if lines := v.pollText(); lines != "" {
-		b.WriteString("\n" + st.Bold.Render("polls") + "\n" + lines)
+		b.WriteString("\n" + st.Bold.Render(tx.Polls) + "\n" + lines)
 	}
 	b.WriteString("\n")
 	switch {
 	case v.typing:
-		b.WriteString(cut(st.Accent.Render(": "+v.input)+st.Dim.Render("_   "+room.Grammar+"; enter sends, esc cancels"), v.width))
+		b.WriteString(cut(st.Accent.Render(": "+v.input)+st.Dim.Render("_"+fmt.Sprintf(tx.Typing, room.Grammar)), v.width))
 	case v.status != "":
 		b.WriteString(cut(st.Status.Render(v.status), v.width))
 	default:
-		keys := ": command  f filter  a answers  p projector  up/down  q quit"
+		keys := tx.Keys
 		if v.width >= 140 {
-			keys = ": command (" + room.Grammar + ")  f filter  a answers  p projector  up/down  q quit"
+			keys = fmt.Sprintf(tx.KeysWide, room.Grammar)
 		}
 		b.WriteString(cut(st.Dim.Render(keys), v.width))
 	}
@@ -584,7 +586,8 @@ func (v *RoomView) renderProjector() string {
 	}
 	sort.Slice(gs, func(i, j int) bool { return gs[i].number < gs[j].number })
 	var b strings.Builder
-	b.WriteString(cut(st.Header.Render(fmt.Sprintf(" room %s ", v.room.Name)), v.width) + "\n\n")
+	tx := v.tx()
+	b.WriteString(cut(st.Header.Render(fmt.Sprintf(tx.ProjHeader, v.room.Name)), v.width) + "\n\n")
 	bars := []rune("▁▂▃▄▅▆▇█")
 	busiest := ""
 	most := -1
@@ -593,7 +596,7 @@ func (v *RoomView) renderProjector() string {
 		if l := labs.Find(v.lessons, g.id); l != nil {
 			title = fmt.Sprintf("%d %s", l.Number, l.Title)
 		}
-		b.WriteString(cut(st.Bold.Render(title)+st.Dim.Render(fmt.Sprintf("   %d working, %d done", g.here, g.done)), v.width) + "\n")
+		b.WriteString(cut(st.Bold.Render(title)+st.Dim.Render(fmt.Sprintf(tx.Working, g.here, g.done)), v.width) + "\n")
 		peak := 1
 		for _, n := range g.at {
 			peak = max(peak, n)
@@ -606,19 +609,19 @@ func (v *RoomView) renderProjector() string {
 				line.WriteRune('·')
 			}
 		}
-		b.WriteString(cut(fmt.Sprintf("  steps 0–%d  %s", g.steps, st.Accent.Render(line.String())), v.width) + "\n")
+		b.WriteString(cut(fmt.Sprintf(tx.Steps, g.steps, st.Accent.Render(line.String())), v.width) + "\n")
 		if g.here+g.done > most {
 			busiest, most = g.id, g.here+g.done
 		}
 	}
 	if len(gs) == 0 {
-		b.WriteString(st.Dim.Render("nobody online yet") + "\n")
+		b.WriteString(st.Dim.Render(tx.NobodyOn) + "\n")
 	}
 	for _, p := range v.polls {
 		if p.Lesson != busiest {
 			continue
 		}
-		b.WriteString("\n" + cut(st.Bold.Render(fmt.Sprintf("poll: %s / %s", v.lessonName(p.Lesson), p.Name)), v.width) + "\n")
+		b.WriteString("\n" + cut(st.Bold.Render(fmt.Sprintf(tx.Poll, v.lessonName(p.Lesson), p.Name)), v.width) + "\n")
 		var opts []string
 		for o := range p.Answers {
 			opts = append(opts, o)
@@ -629,35 +632,35 @@ func (v *RoomView) renderProjector() string {
 			bar := strings.Repeat("█", n*max(v.width-30, 10)/max(p.Answered, 1))
 			mark := ""
 			if v.answers && o == v.answer(p.Lesson, p.Name) {
-				mark = "  ← the article"
+				mark = tx.ArticleMark
 			}
 			b.WriteString(cut(fmt.Sprintf("  %-12s %s %d%s", o, st.Accent.Render(bar), n, mark), v.width) + "\n")
 		}
-		b.WriteString(st.Dim.Render(fmt.Sprintf("  answered %d of %d in this lesson", p.Answered, p.Reached)) + "\n")
+		b.WriteString(st.Dim.Render(fmt.Sprintf(tx.Answered, p.Answered, p.Reached)) + "\n")
 	}
-	b.WriteString("\n" + st.Dim.Render("p: back to the room  a: show the article's answer"))
+	b.WriteString("\n" + st.Dim.Render(tx.ProjKeys))
 	return b.String()
 }
 
 // renderMirror is the watched participant's screen, as their server last
 // published it, cut to this screen.
 func (v *RoomView) renderMirror() string {
-	st := v.st
-	head := fmt.Sprintf(" watching %s (read-only, live) ", v.watching)
+	st, tx := v.st, v.tx()
+	head := fmt.Sprintf(tx.Watching, v.watching)
 	var b strings.Builder
 	switch {
 	case !v.hasFrame:
 		b.WriteString(cut(st.Header.Render(head), v.width) + "\n")
-		b.WriteString(cut(st.Dim.Render("waiting for "+v.watching+"'s screen (their server publishes it within a second if they are online)"), v.width) + "\n")
+		b.WriteString(cut(st.Dim.Render(fmt.Sprintf(tx.WaitingFor, v.watching)), v.width) + "\n")
 	default:
-		head += fmt.Sprintf("%d×%d, drawn %s ago ", v.frame.Width, v.frame.Height, time.Since(v.frame.At).Round(time.Second))
+		head += fmt.Sprintf(tx.Drawn, v.frame.Width, v.frame.Height, time.Since(v.frame.At).Round(time.Second))
 		b.WriteString(cut(st.Header.Render(head), v.width) + "\n")
 		lines := strings.Split(v.frame.Content, "\n")
 		for i := 0; i < len(lines) && i < v.height-2; i++ {
 			b.WriteString(cut(lines[i], v.width) + "\x1b[m\n")
 		}
 	}
-	b.WriteString(st.Dim.Render("esc: back to the room"))
+	b.WriteString(st.Dim.Render(tx.BackToRoom))
 	return b.String()
 }
 
@@ -728,12 +731,13 @@ func (v *RoomView) pollText() string {
 		for _, o := range opts {
 			parts = append(parts, fmt.Sprintf("%s %d", o, p.Answers[o]))
 		}
-		line := fmt.Sprintf("  %s / %s:  %s  (answered %d of %d in this lesson)", v.lessonName(p.Lesson), p.Name, strings.Join(parts, ", "), p.Answered, p.Reached)
+		tx := v.tx()
+		line := fmt.Sprintf(tx.PollLine, v.lessonName(p.Lesson), p.Name, strings.Join(parts, ", "), p.Answered, p.Reached)
 		if a := v.answer(p.Lesson, p.Name); a != "" {
 			if v.answers {
-				line += "  the article: " + a
+				line += fmt.Sprintf(tx.TheArticle, a)
 			} else {
-				line += "  (a: show the article's answer)"
+				line += tx.ShowAnswer
 			}
 		}
 		// A poll wraps rather than lose its counts.

@@ -142,3 +142,26 @@ func TestTheProjectorViewShowsTheClassWithoutNames(t *testing.T) {
 		}
 	}
 }
+
+// The room screen speaks the server's language: in zh its words are
+// Chinese, its columns line up by display width, and no line is wider than
+// 80 cells.
+func TestTheRoomScreenInChineseFitsEightyColumns(t *testing.T) {
+	v := newRoomView(t, 80, 24)
+	v.Lang = "zh"
+	out := v.render()
+	for _, want := range []string{"教室 monday", "学员", "失败", "卡住", "投票", "本课 20 人中 14"} {
+		if !strings.Contains(ansi.Strip(out), want) {
+			t.Errorf("zh lacks %q:\n%s", want, ansi.Strip(out))
+		}
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if w := lipgloss.Width(l); w > 80 {
+			t.Errorf("a line %d cells wide: %q", w, ansi.Strip(l))
+		}
+	}
+	v.key(tea.KeyPressMsg{Code: 'p', Text: "p"})
+	if out := ansi.Strip(v.render()); !strings.Contains(out, "进行中") {
+		t.Errorf("the projector in zh:\n%s", out)
+	}
+}

@@ -164,6 +164,7 @@ func (s *Server) program(sess ssh.Session) *tea.Program {
 		}
 		rv := ui.NewRoom(sess.Context(), rm, s.lessonList())
 		rv.Present = s.presenterScreen
+		rv.Lang = s.cfg.Lang
 		m = rv
 		close(st.closed)
 	} else if m = s.screen(sess, st); m == nil {
