@@ -9,7 +9,7 @@ import (
 
 // Grammar is the instructor's command line, the same on the room screen
 // (`:` then a line) and for lab room.
-const Grammar = "goto N [NAME] | say [NAME] TEXT | end NAME | timer 10m|off | watch NAME | present N"
+const Grammar = "goto N [NAME] | say [NAME] TEXT | end NAME | reset NAME | timer 10m|off | watch NAME | present N"
 
 // Parse reads one command line. names are the room's participants: "say
 // alice well done" speaks to alice alone, "say five minutes left" to

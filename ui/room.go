@@ -48,7 +48,10 @@ type RoomView struct {
 	projector bool
 	// Present starts lesson id on the instructor's side for present N
 	// (lab serve sets it): its model and what closes its run.
-	Present    func(ctx context.Context, id string) (tea.Model, func(), error)
+	Present func(ctx context.Context, id string) (tea.Model, func(), error)
+	// Reset ends a participant's session, cleans their namespace and
+	// forgets their progress (reset NAME; lab serve sets it).
+	Reset      func(ctx context.Context, name string) error
 	presenter  tea.Model
 	presStop   func()
 	presenting string // the lesson presented, "" when none
@@ -407,8 +410,17 @@ func (v *RoomView) send(line string) tea.Cmd {
 		return v.startPresent(f[1])
 	}
 	if f := strings.Fields(line); f[0] == "reset" {
-		v.status = "reset a participant from a shell: lab room --room " + v.room.Name + " --reset NAME (it also cleans their namespace)"
-		return nil
+		if len(f) != 2 || v.Reset == nil {
+			v.status = "write reset NAME (or, from a shell: lab room --room " + v.room.Name + " --reset NAME)"
+			return nil
+		}
+		name, reset, ctx := f[1], v.Reset, v.ctx
+		v.status = "resetting " + name + ": ending their session, then cleaning their namespace…"
+		return func() tea.Msg {
+			c, cancel := context.WithTimeout(ctx, 2*time.Minute)
+			defer cancel()
+			return roomSentMsg{what: "reset " + name, err: reset(c, name)}
+		}
 	}
 	var names []string
 	for _, p := range v.parts {

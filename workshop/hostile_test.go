@@ -411,3 +411,39 @@ func TestPresentPutsTheInstructorsLessonOnEveryScreen(t *testing.T) {
 		return strings.Contains(s[before:], "[1/") || strings.Contains(s[before:], "enter")
 	})
 }
+
+// reset NAME from the instructor's screen ends the participant's session
+// on whichever server it runs, cleans their namespace and forgets their
+// progress, as lab room --reset does.
+func TestResetFromTheRoomScreenEndsCleansAndForgets(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	ctx := context.Background()
+	instr := newSigner(t)
+	a, rmA := serveRoom(t, roomName(t), "server-a")
+	rmB := openRoom(t, "server-b")
+	b, _ := start(t, workshop.Config{Seats: 3, InstructorKeys: []ssh.PublicKey{pubOf(t, instr)}, Room: rmB})
+	al := who(t, "re")
+	alice := connect(t, a, al)
+	alice.until(t, "alice's screen", hasScreen)
+	alice.in.Write([]byte("\r"))
+	alice.until(t, "her reset step", func(s string) bool { return strings.Contains(s, "recreated blog_idempotency_lab_"+al) })
+	c, err := gossh.Dial("tcp", b, &gossh.ClientConfig{User: workshop.Instructor, Auth: []gossh.AuthMethod{gossh.PublicKeys(instr)},
+		HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	tm := shell(t, c, 140, 40)
+	tm.until(t, "the room with alice", func(s string) bool { return strings.Contains(s, al) })
+	tm.in.Write([]byte(":reset " + al + "\r"))
+	alice.ended(t)
+	tm.until(t, "the reset done", func(s string) bool { return strings.Contains(s, "sent: reset "+al) })
+	var n int
+	connectServices(t).MySQL.QueryRow("SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME=?", "blog_idempotency_lab_"+al).Scan(&n)
+	if n != 0 {
+		t.Error("alice's database is still there")
+	}
+	if ps, _ := rmA.Participants(ctx); len(ps) != 0 {
+		t.Errorf("the room still has %+v", ps)
+	}
+}

@@ -2,6 +2,7 @@ package workshop
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,9 +16,11 @@ import (
 
 	lab "github.com/rmlab/lab"
 	"github.com/rmlab/lab/broker"
+	"github.com/rmlab/lab/cleaner"
 	"github.com/rmlab/lab/labs"
 	"github.com/rmlab/lab/progress"
 	"github.com/rmlab/lab/room"
+	"github.com/rmlab/lab/services"
 	"github.com/rmlab/lab/steps"
 	"github.com/rmlab/lab/ui"
 )
@@ -165,6 +168,22 @@ func (s *Server) program(sess ssh.Session) *tea.Program {
 		rv := ui.NewRoom(sess.Context(), rm, s.lessonList())
 		rv.Present = s.presenterScreen
 		rv.Lang = s.cfg.Lang
+		rv.Reset = func(ctx context.Context, name string) error {
+			if p := services.NamespaceProblem(name); p != "" {
+				return fmt.Errorf("%q is not a participant's name: %s", name, p)
+			}
+			var out strings.Builder
+			cl := cleaner.New(ctx, s.cfg.Services, s.cfg.LessonsDir, &out)
+			defer cl.Close()
+			s.logf("instructor: reset %s", name)
+			if err := rm.Reset(ctx, name, func(ctx context.Context, ns string) { cl.Namespace(ctx, services.Names{NS: ns}) }); err != nil {
+				return err
+			}
+			if cl.Failed() {
+				return fmt.Errorf("%s's namespace was not cleaned completely: %s", name, strings.TrimSpace(out.String()))
+			}
+			return nil
+		}
 		m = rv
 		close(st.closed)
 	} else if m = s.screen(sess, st); m == nil {
