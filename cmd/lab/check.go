@@ -7,6 +7,14 @@ import (
 	"github.com/rmlab/lab/labs"
 )
 
+func runCheck(args []string, stdout, stderr io.Writer) int {
+	fs, g := command("check", "usage: lab check [FILE|DIR ...]\n\nevery problem in lesson files (default: the built-in lessons), no server needed\n", stderr)
+	if code, ok := parse(fs, g, args, stderr); !ok {
+		return code
+	}
+	return cmdCheck(fs.Args(), stdout, stderr)
+}
+
 // cmdCheck is `lab check [FILE|DIR ...]`: every problem in the lessons, as
 // the screen and replay would meet them at load time, with no server.
 func cmdCheck(paths []string, stdout, stderr io.Writer) int {

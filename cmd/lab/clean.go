@@ -18,6 +18,19 @@ import (
 // the queues and exchanges the lessons reset, and the namespace's Redis keys.
 // Like a lesson's reset, it deletes only what carries the lab's mark and
 // leaves anything else, saying so.
+func runClean(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs, g := command("clean", "usage: lab clean [--namespace NS | --all-namespaces] [flags]\n\ndrops what the lab created in a namespace (only what carries its mark)\n", stderr)
+	all := fs.Bool("all-namespaces", false, "every namespace that has a lab database")
+	if code, ok := parse(fs, g, args, stderr); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "lab clean takes no arguments (got %q); name the namespace with --namespace NS\n", fs.Args())
+		return 2
+	}
+	return cmdClean(ctx, *g, *all, stdout, stderr)
+}
+
 func cmdClean(ctx context.Context, g globals, allNamespaces bool, stdout, stderr io.Writer) int {
 	g.cfg.NoDocker = true // a container the lab starts is empty: nothing to clean there
 	svc, code := connect(ctx, g, stderr, false)

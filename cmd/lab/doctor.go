@@ -16,6 +16,18 @@ import (
 
 // cmdDoctor reports versions and capabilities, and which lessons a missing
 // one disables. Exit 0 only when every lesson can run.
+func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs, g := command("doctor", "usage: lab doctor [flags]\n\nserver versions, capabilities, which lessons can run here; exit 0 only when every lesson can\n", stderr)
+	if code, ok := parse(fs, g, args, stderr); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "lab doctor takes no arguments (got %q)\n", fs.Args())
+		return 2
+	}
+	return cmdDoctor(ctx, *g, stdout, stderr)
+}
+
 func cmdDoctor(ctx context.Context, g globals, stdout, stderr io.Writer) int {
 	svc, code := connect(ctx, g, stderr, false)
 	if svc == nil {

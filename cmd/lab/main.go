@@ -109,73 +109,63 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return 0
 	}
-	var g globals
-	fs := flag.NewFlagSet("lab "+cmd, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, usage) }
-	g.flags(fs)
-	jsonOut := fs.Bool("json", false, "replay: print the JSON report on stdout")
-	junit := fs.String("junit", "", "replay: write JUnit XML to FILE")
-	transcript := fs.String("transcript", "", "replay: write a Markdown transcript to FILE")
-	all := fs.Bool("all", false, "replay: every lesson")
-	parallel := fs.Int("parallel", 0, "replay: lessons side by side (0: the default for this machine)")
-	// CI must not count a lesson that checked less than it claims as green.
-	mutate := fs.Int("mutate", 0, "replay: N mutants of each lesson instead of the lessons; each must fail where it was changed")
-	seed := fs.Uint64("seed", 0, "replay --mutate: which mutants (0: drawn from the clock, printed)")
-	strict := fs.Bool("strict", os.Getenv("CI") != "", "replay: a lesson that skipped a check fails the run (the default when $CI is set)")
-	allNamespaces := fs.Bool("all-namespaces", false, "clean: every namespace that has a lab database")
-	var rf roomFlags
-	fs.StringVar(&rf.name, "room", "", "room: the workshop room to show")
-	fs.StringVar(&rf.gotoLesson, "goto", "", "room: send participants to this lesson (number or id)")
-	fs.StringVar(&rf.to, "to", "", "room: only this participant (with --goto or --say)")
-	fs.StringVar(&rf.say, "say", "", "room: a line for every participant's status bar")
-	fs.StringVar(&rf.end, "end", "", "room: end this participant's session")
-	fs.StringVar(&rf.reset, "reset", "", "room: end this participant's session, clean their namespace and forget their progress")
-	fs.BoolVar(&rf.log, "log", false, "room: the room's log (logins, refusals, ends, commands)")
-	fs.BoolVar(&rf.csv, "csv", false, "room: the participants as CSV, for the debrief")
-	fs.StringVar(&rf.timer, "timer", "", "room: a countdown on every status line (10m; off takes it away)")
-	if err := fs.Parse(interleave(args)); err != nil {
-		return 2
-	}
-	if g.lang != "en" && g.lang != "zh" {
-		fmt.Fprintf(stderr, "lab: --lang %q: use en or zh\n", g.lang)
-		return 2
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	switch cmd {
 	case "list":
-		return cmdList(g, fs.Args(), stdout, stderr)
+		return runList(args, stdout, stderr)
 	case "check":
-		return cmdCheck(fs.Args(), stdout, stderr)
+		return runCheck(args, stdout, stderr)
 	case "doctor":
-		return cmdDoctor(ctx, g, stdout, stderr)
+		return runDoctor(ctx, args, stdout, stderr)
 	case "clean":
-		return cmdClean(ctx, g, *allNamespaces, stdout, stderr)
+		return runClean(ctx, args, stdout, stderr)
 	case "room":
-		rf.json = *jsonOut
-		return cmdRoom(ctx, g, rf, stdout, stderr)
+		return runRoom(ctx, args, stdout, stderr)
 	case "replay":
-		return cmdReplay(ctx, g, fs.Args(), replayFlags{all: *all, json: *jsonOut, junit: *junit, transcript: *transcript, parallel: *parallel, strict: *strict, mutate: *mutate, seed: *seed}, stdout, stderr)
+		return runReplay(ctx, args, stdout, stderr)
 	case "", "open":
-		start := ""
-		if cmd == "open" {
-			if fs.NArg() != 1 {
-				fmt.Fprintln(stderr, "lab open: name one lesson id (see `lab list`)")
-				return 2
-			}
-			start = fs.Arg(0)
-		}
-		return cmdScreen(ctx, g, start, stderr)
+		return runScreen(ctx, cmd, args, stderr)
 	}
 	fmt.Fprintf(stderr, "lab: unknown command %q\n\n%s", cmd, usage)
 	return 2
 }
 
-// interleave lets flags follow positional arguments (lab replay ID --json).
-func interleave(args []string) []string {
+// command is one command's own flag set: the service flags every command
+// shares, then its own; -h prints its usage, and a flag another command
+// takes is refused with it (lab list --goto 3 used to be accepted).
+func command(name, head string, stderr io.Writer) (*flag.FlagSet, *globals) {
+	var g globals
+	fs := flag.NewFlagSet("lab "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, head+"\nflags:\n")
+		fs.PrintDefaults()
+	}
+	g.flags(fs)
+	return fs, &g
+}
+
+// parse parses args (flags may follow positional arguments: lab replay ID
+// --json) and checks the shared ones; false with the exit code to return.
+func parse(fs *flag.FlagSet, g *globals, args []string, stderr io.Writer) (int, bool) {
+	if err := fs.Parse(interleave(fs, args)); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0, false
+		}
+		return 2, false
+	}
+	if g.lang != "en" && g.lang != "zh" {
+		fmt.Fprintf(stderr, "%s: --lang %q: use en or zh\n", fs.Name(), g.lang)
+		return 2, false
+	}
+	return 0, true
+}
+
+// interleave moves flags before positional arguments, reading from fs
+// which flags take no value.
+func interleave(fs *flag.FlagSet, args []string) []string {
 	var flags, pos []string
-	boolFlags := map[string]bool{"json": true, "all": true, "no-docker": true, "all-namespaces": true, "strict": true, "log": true, "csv": true}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
@@ -185,7 +175,13 @@ func interleave(args []string) []string {
 		if strings.HasPrefix(a, "-") && len(a) > 1 {
 			flags = append(flags, a)
 			name := strings.TrimLeft(a, "-")
-			if !strings.Contains(name, "=") && !boolFlags[name] && i+1 < len(args) {
+			isBool := false
+			if f := fs.Lookup(name); f != nil {
+				if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+					isBool = true
+				}
+			}
+			if !strings.Contains(name, "=") && !isBool && name != "h" && name != "help" && i+1 < len(args) {
 				flags = append(flags, args[i+1])
 				i++
 			}
@@ -213,7 +209,20 @@ func partialLoad(err error) labs.FileErrors {
 	return nil
 }
 
-func cmdList(g globals, args []string, stdout, stderr io.Writer) int {
+func runList(args []string, stdout, stderr io.Writer) int {
+	fs, g := command("list", "usage: lab list [flags]\n\nlists the lessons with their numbers and ids, by part\n", stderr)
+	if code, ok := parse(fs, g, args, stderr); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "lab list takes no arguments (got %q)\n", fs.Args())
+		fs.Usage()
+		return 2
+	}
+	return cmdList(*g, stdout, stderr)
+}
+
+func cmdList(g globals, stdout, stderr io.Writer) int {
 	ls, err := loadLessons(g)
 	if err != nil && partialLoad(err) == nil {
 		fmt.Fprintln(stderr, "lab:", err)
@@ -272,6 +281,30 @@ func binary() string {
 		return os.Args[0]
 	}
 	return worker.Beside(exe)
+}
+
+// runScreen is `lab` and `lab open ID`: the screen.
+func runScreen(ctx context.Context, cmd string, args []string, stderr io.Writer) int {
+	head := "usage: lab [flags]\n\nopens the screen at the first lesson, or where you left off\n"
+	if cmd == "open" {
+		head = "usage: lab open ID|N [flags]\n\nopens the screen at lesson ID (or number N, as lab list shows it)\n"
+	}
+	fs, g := command(cmd, head, stderr)
+	if code, ok := parse(fs, g, args, stderr); !ok {
+		return code
+	}
+	start := ""
+	switch {
+	case cmd == "open" && fs.NArg() == 1:
+		start = fs.Arg(0)
+	case cmd == "open":
+		fmt.Fprintln(stderr, "lab open: name one lesson id or number (see `lab list`)")
+		return 2
+	case fs.NArg() > 0:
+		fmt.Fprintf(stderr, "lab: unknown command %q\n\n%s", fs.Arg(0), usage)
+		return 2
+	}
+	return cmdScreen(ctx, *g, start, stderr)
 }
 
 func cmdScreen(ctx context.Context, g globals, start string, stderr io.Writer) int {

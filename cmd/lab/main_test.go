@@ -389,3 +389,24 @@ func TestCleanFindsAnyLessonsQueuesFromTheBrokersMarks(t *testing.T) {
 		t.Fatalf("clean: exit %d\n%s%s", code, out, errOut)
 	}
 }
+
+// Each command parses its own flags: another command's flag is refused
+// with this command's usage (lab list --goto 3 used to be accepted), and
+// -h prints the command's own usage, not the general one.
+func TestEachCommandHasItsOwnFlagsAndUsage(t *testing.T) {
+	_, errOut, code := runLab(t, "list", "--goto", "3")
+	if code != 2 || !strings.Contains(errOut, "-goto") || !strings.Contains(errOut, "usage: lab list") {
+		t.Errorf("lab list --goto 3: exit %d\n%s", code, errOut)
+	}
+	_, errOut, code = runLab(t, "room", "--help")
+	if code != 0 || !strings.Contains(errOut, "usage: lab room --room NAME") || !strings.Contains(errOut, "-timer") || strings.Contains(errOut, "-junit") {
+		t.Errorf("lab room --help: exit %d\n%s", code, errOut)
+	}
+	_, errOut, code = runLab(t, "clean", "--json")
+	if code != 2 || !strings.Contains(errOut, "usage: lab clean") {
+		t.Errorf("lab clean --json: exit %d\n%s", code, errOut)
+	}
+	if _, errOut, code = runLab(t, "open"); code != 2 || !strings.Contains(errOut, "name one lesson id or number") {
+		t.Errorf("lab open with no lesson: exit %d\n%s", code, errOut)
+	}
+}

@@ -40,6 +40,28 @@ func defaultParallel(ctx context.Context, svc *services.Services) int {
 	return n
 }
 
+func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs, g := command("replay", `usage: lab replay [ID|N ...|--all|FILE.md] [--json] [--junit FILE] [--transcript FILE] [--parallel N] [--strict]
+                  [--mutate N [--seed S]] [flags]
+
+runs lessons with no terminal, each from its reset and along every path of its choices
+`, stderr)
+	var f replayFlags
+	fs.BoolVar(&f.json, "json", false, "print the JSON report on stdout")
+	fs.StringVar(&f.junit, "junit", "", "write JUnit XML to FILE")
+	fs.StringVar(&f.transcript, "transcript", "", "write a Markdown transcript to FILE")
+	fs.BoolVar(&f.all, "all", false, "every lesson")
+	fs.IntVar(&f.parallel, "parallel", 0, "lessons side by side (0: the default for this machine)")
+	fs.IntVar(&f.mutate, "mutate", 0, "N mutants of each lesson instead of the lessons; each must fail where it was changed")
+	fs.Uint64Var(&f.seed, "seed", 0, "with --mutate: which mutants (0: drawn from the clock, printed)")
+	// CI must not count a lesson that checked less than it claims as green.
+	fs.BoolVar(&f.strict, "strict", os.Getenv("CI") != "", "a lesson that skipped a check fails the run (the default when $CI is set)")
+	if code, ok := parse(fs, g, args, stderr); !ok {
+		return code
+	}
+	return cmdReplay(ctx, *g, fs.Args(), f, stdout, stderr)
+}
+
 func cmdReplay(ctx context.Context, g globals, args []string, f replayFlags, stdout, stderr io.Writer) int {
 	all, jsonOut, junit, transcript := f.all, f.json, f.junit, f.transcript
 	if f.parallel < 0 {

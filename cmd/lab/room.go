@@ -22,6 +22,34 @@ type roomFlags struct {
 	log, json, csv                               bool
 }
 
+func runRoom(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs, g := command("room", `usage: lab room --room NAME [--goto N [--to NAME]] [--say TEXT [--to NAME]] [--end NAME] [--reset NAME]
+                [--timer D|off] [--log] [--json|--csv] [flags]
+
+a workshop room's participants and polls, from its database; steers them on every server of it
+`, stderr)
+	var f roomFlags
+	fs.StringVar(&f.name, "room", "", "the workshop room (as lab serve --room NAME)")
+	fs.StringVar(&f.gotoLesson, "goto", "", "send participants to this lesson (number or id)")
+	fs.StringVar(&f.to, "to", "", "only this participant (with --goto or --say)")
+	fs.StringVar(&f.say, "say", "", "a banner on every participant's screen until they dismiss it")
+	fs.StringVar(&f.end, "end", "", "end this participant's session")
+	fs.StringVar(&f.reset, "reset", "", "end this participant's session, clean their namespace and forget their progress")
+	fs.StringVar(&f.timer, "timer", "", "a countdown on every screen's header (10m; off takes it away)")
+	fs.BoolVar(&f.log, "log", false, "the room's log (logins, refusals, ends, commands)")
+	fs.BoolVar(&f.json, "json", false, "the room as JSON, for the debrief")
+	fs.BoolVar(&f.csv, "csv", false, "the participants as CSV, for the debrief")
+	if code, ok := parse(fs, g, args, stderr); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "lab room takes no arguments (got %q)\n", fs.Args())
+		fs.Usage()
+		return 2
+	}
+	return cmdRoom(ctx, *g, f, stdout, stderr)
+}
+
 // cmdRoom is `lab room --room NAME`: the room's participants, those failing
 // first, then those on their step longest, and the class's answers at each
 // predict step; with --goto N [--to NAME], --say TEXT or --end NAME it

@@ -49,7 +49,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	maxWorkers := fs.Int("max-workers", 8, "worker processes one participant may have alive (every lesson runs within 8: the replay test runs them all under it)")
 	ownBroker := fs.Bool("own-broker", false, "let participants' lessons start RabbitMQ nodes of their own (lesson 14's restart, lesson 19's three nodes: about 150 MB and seconds of a core per node)")
 	roomName := fs.String("room", "", "keep the room's state in MySQL (lab_room_NAME), shared by every lab serve of the room")
-	if err := fs.Parse(interleave(args)); err != nil {
+	if err := fs.Parse(interleave(fs, args)); err != nil {
 		return 2
 	}
 	if *hostKey == "" {
