@@ -94,20 +94,23 @@ func Alone(l *lab.Lesson, caps map[lab.Capability]bool) bool {
 // Run replays lessons and reports them in the order given.
 func Run(ctx context.Context, env *steps.Env, lessons []*lab.Lesson, opt Options) Report {
 	done := make([]*LessonReport, len(lessons))
-	next := 0 // the first lesson whose progress line is not out yet
 	var mu sync.Mutex
+	finished := 0
 	finish := func(i int, lr LessonReport) {
 		mu.Lock()
 		defer mu.Unlock()
 		done[i] = &lr
-		for ; next < len(done) && done[next] != nil; next++ {
-			if opt.Finished != nil {
-				opt.Finished(next, *done[next])
-			} else {
-				progress(opt, lessons[next], *done[next])
-			}
+		finished++
+		// A line as each lesson ends, counted: with the longest lessons
+		// started first, waiting for lesson order printed nothing for most
+		// of a replay. The report keeps lesson order.
+		if opt.Finished != nil {
+			opt.Finished(i, lr)
+		} else {
+			progress(opt, lessons[i], lr, finished, len(lessons))
 		}
 	}
+
 	if opt.Parallel <= 1 || opt.Lane == nil || len(lessons) < 2 {
 		for i, l := range lessons {
 			finish(i, Lesson(ctx, env, l, opt))
@@ -321,7 +324,7 @@ func stepCost(r *steps.Run, s *lab.Step, booted *bool) float64 {
 	return 0.05
 }
 
-func progress(opt Options, l *lab.Lesson, lr LessonReport) {
+func progress(opt Options, l *lab.Lesson, lr LessonReport, n, of int) {
 	if opt.Progress == nil {
 		return
 	}
@@ -333,6 +336,9 @@ func progress(opt Options, l *lab.Lesson, lr LessonReport) {
 		verdict = "FAIL"
 	}
 	line := fmt.Sprintf("%s %2d %-28s %6.1fs", verdict, l.Number, l.ID, float64(lr.DurationMS)/1000)
+	if of > 1 {
+		line = fmt.Sprintf("[%*d/%d] ", len(strconv.Itoa(of)), n, of) + line
+	}
 	if lr.ExplainOnly {
 		line += "  (explain-only)"
 	}
