@@ -92,10 +92,10 @@ func (p *lessonPane) textWidth() int { return max(p.w-2, 1) }
 // actionHeight is the lines under the rule: fixed per state so the text
 // does not jump while a timer counts.
 func (p *lessonPane) actionHeight() int {
-	if p.sess != nil {
-		if ch := p.sess.pendingChoice(); ch != nil {
-			return min(2+len(steps.Options(ch)), max(p.h/2, 3))
-		}
+	if p.sess != nil && (p.sess.pendingChoice() != nil || p.sess.offer > 0) {
+		// As many lines as the wrapped prompt and options take, up to
+		// two thirds of the pane: the lesson text above stays readable.
+		return min(len(p.action(p.textWidth())), max(p.h*2/3, 3))
 	}
 	return 2
 }
@@ -354,7 +354,9 @@ func (p *lessonPane) action(w int) []string {
 	case s == nil:
 		out = []string{st.Dim.Render(t.StartHint)}
 	case s.offer > 0:
-		out = []string{st.Accent.Render(fmt.Sprintf(t.ResumeOffer, s.offer, len(s.steps))), st.Dim.Render(t.ResumeHint)}
+		// Both halves of the offer, wrapped: "r: start over" used to be cut
+		// off at 80 columns.
+		out = append(wrapStyled(st.Accent, fmt.Sprintf(t.ResumeOffer, s.offer, len(s.steps)), w), wrapStyled(st.Dim, t.ResumeHint, w)...)
 	case s.running:
 		st0 := s.steps[s.next]
 		line := fmt.Sprintf(t.RunningStep, p.spin, s.next+1, len(s.steps), st0.Kind,
@@ -375,13 +377,28 @@ func (p *lessonPane) action(w int) []string {
 		if ch.Kind == "predict" {
 			keys = t.PredictKeys
 		}
-		out = []string{st.Bold.Render(oneLine(prompt)) + st.Dim.Render(keys)}
+		// The prompt and every option wrap inside the pane: the learner
+		// must read each option whole to choose (lesson 31's used to end
+		// mid-word).
+		out = wrapStyled(st.Bold, oneLine(prompt), w)
+		if last := len(out) - 1; displayWidth(out[last])+displayWidth(keys) <= w {
+			out[last] += st.Dim.Render(keys)
+		} else {
+			out = append(out, st.Dim.Render(strings.TrimSpace(keys)))
+		}
 		for i, o := range steps.Options(ch) {
-			line := "  " + oneLine(o.Name) + ": " + oneLine(o.Text)
+			mark, style := "  ", st.Observed
 			if i == s.cursor {
-				line = st.Selected.Render(fitLine("> "+oneLine(o.Name)+": "+oneLine(o.Text), w))
+				mark, style = "> ", st.Selected
 			}
-			out = append(out, line)
+			for j, l := range wrapText(oneLine(o.Name)+": "+oneLine(o.Text), max(w-4, 10)) {
+				if j == 0 {
+					l = mark + l
+				} else {
+					l = "    " + l
+				}
+				out = append(out, style.Render(l))
+			}
 		}
 	case s.Done():
 		out = []string{st.Good.Render(t.Complete) + st.Dim.Render(t.CompleteHint)}

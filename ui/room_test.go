@@ -3,6 +3,8 @@ package ui
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +14,9 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/rmlab/lab/labs"
+	"github.com/rmlab/lab/progress"
 	"github.com/rmlab/lab/room"
+	"github.com/rmlab/lab/steps"
 )
 
 // fortyInARoom is a room of forty, the first three failing or stuck.
@@ -163,5 +167,40 @@ func TestTheRoomScreenInChineseFitsEightyColumns(t *testing.T) {
 	v.key(tea.KeyPressMsg{Code: 'p', Text: "p"})
 	if out := ansi.Strip(v.render()); !strings.Contains(out, "进行中") {
 		t.Errorf("the projector in zh:\n%s", out)
+	}
+}
+
+// A choice's prompt and options wrap inside the lesson pane at 80×24 and
+// 160×45: each option can be read whole before it is chosen (lesson 31's
+// ended mid-word, "…then publis").
+func TestChoiceOptionsAreShownWholeAtEverySize(t *testing.T) {
+	long1 := "mark-before-publish: the relay marks the event SENT in its own transaction first, then publishes it to the broker, and a crash between the two loses the event"
+	long2 := "publish-before-mark: the relay publishes the event and waits for the broker's confirm, then marks it SENT, and a crash between the two sends it twice"
+	dir := t.TempDir()
+	for _, lang := range []string{"en", "zh"} {
+		os.MkdirAll(filepath.Join(dir, lang), 0o755)
+		src := "# Long options\n\n```lesson\nid: long-options\nnumber: 1\npart: outbox\n```\n\nText.\n\n" +
+			"```choice name=unsafe prompt=\"Which unsafe relay does the chaos run break, and where exactly does each one lose or duplicate an event?\"\n" +
+			long1 + "\n" + long2 + "\n```\n\n```sleep for=0.01s\n```\n" +
+			"\n```ledger variant=unsafe expect=lost\nintended: 1\napplied: 0\n```\n\n```ledger variant=safe expect=\"applied once\"\nintended: 1\napplied: 1\n```\n"
+		os.WriteFile(filepath.Join(dir, lang, "01-long-options.md"), []byte(src), 0o644)
+	}
+	for _, size := range [][2]int{{80, 24}, {160, 45}} {
+		setEnv(t, progress.Env, filepath.Join(t.TempDir(), "progress.json"))
+		a, err := newApp(context.Background(), Options{Env: &steps.Env{}, Lang: "en", LessonsDir: dir, Start: "long-options"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(a.shutdown)
+		a.c.st = NewStyles(true, true)
+		a.Update(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
+		d := newDriver(t, a)
+		d.until("the lesson to open", 2*time.Second, idle)
+		flat := strings.Join(strings.Fields(strings.ReplaceAll(ansi.Strip(a.render()), "│", " ")), " ")
+		for _, want := range []string{long1, long2, "where exactly does each one lose or duplicate an event?"} {
+			if !strings.Contains(flat, want) {
+				t.Errorf("%dx%d: the screen does not show %q whole:\n%s", size[0], size[1], want, ansi.Strip(a.render()))
+			}
+		}
 	}
 }

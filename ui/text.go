@@ -24,13 +24,15 @@ var asciiReplacer = strings.NewReplacer(
 func asciiSafe(s string) string { return asciiReplacer.Replace(s) }
 
 // fitLine cuts or pads one line to exactly w cells (ANSI-aware, CJK-aware).
+// A cut line ends in …: the learner sees that something is missing, never
+// a word that merely stops.
 func fitLine(s string, w int) string {
 	if w <= 0 {
 		return ""
 	}
 	n := displayWidth(s)
 	if n > w {
-		s = ansi.Truncate(s, w, "")
+		s = ansi.Truncate(s, w, "…")
 		n = displayWidth(s)
 	}
 	if n < w {
