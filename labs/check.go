@@ -231,6 +231,7 @@ func lint(l *lab.Lesson, add func(line int, format string, args ...any)) {
 		}
 	}
 	lintNeeds(l, add)
+	lintPredicts(l, add)
 	if !l.ExplainOnly && (!unsafe || !safe) {
 		missing := "variant=safe"
 		if !unsafe {
@@ -240,6 +241,25 @@ func lint(l *lab.Lesson, add func(line int, format string, args ...any)) {
 			}
 		}
 		add(l.Line, "lesson %s has no ledger %s: every lesson that runs ends with the unsafe and the safe ledger, side by side", l.ID, missing)
+	}
+}
+
+// lintPredicts refuses a lesson whose every predict (two or more) has the
+// article's answer as its first option: a learner who learns the pattern
+// predicts nothing.
+func lintPredicts(l *lab.Lesson, add func(line int, format string, args ...any)) {
+	n, first := 0, 0
+	for _, s := range l.Steps() {
+		if s.Kind != "predict" {
+			continue
+		}
+		n++
+		if opts := steps.Options(s); len(opts) > 0 && opts[0].Name == s.Attrs["answer"] {
+			first++
+		}
+	}
+	if n >= 2 && first == n {
+		add(l.Line, "every predict of lesson %s has its answer as the first option: put some answers elsewhere, or the order gives them away", l.ID)
 	}
 }
 

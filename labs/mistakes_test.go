@@ -64,6 +64,8 @@ func TestEveryMistakeAnInstructorMadeIsCaughtAtLoadWithFileLineAndFix(t *testing
 			[]string{"t.md:18:", "no declare step before this one declares queue orders.transiet (did you mean orders.transient?)"}},
 		{"a restart that skips without an own broker or broker control", head + "```declare\nqueue orders\n```\n\n```broker-restart\norders ready 0\n```\n" + bothLedgers,
 			[]string{"t.md:17:", "add needs: own-broker|broker-control"}},
+		{"every predict's answer sits first", head + "```predict name=a prompt=\"A?\" answer=yes\nyes: yes\nno: no\n```\n\n```predict name=b prompt=\"B?\" answer=more\nmore: more\nfewer: fewer\n```\n" + bothLedgers,
+			[]string{"t.md:3:", "every predict of lesson t has its answer as the first option"}},
 		{"an unknown attribute", head + "```sql sesion=A\nSELECT 1;\n```\n" + bothLedgers,
 			[]string{"t.md:13:", "(did you mean session?)", "allowed: session"}},
 	}

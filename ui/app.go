@@ -344,7 +344,15 @@ func (a *App) move(d int) {
 	if s != nil {
 		if ch := s.pendingChoice(); ch != nil {
 			n := len(steps.Options(ch))
-			s.cursor = (s.cursor + d + n) % n
+			switch {
+			case s.selected(ch) < 0 && d > 0:
+				s.cursor = 0
+			case s.selected(ch) < 0:
+				s.cursor = n - 1
+			default:
+				s.cursor = (s.cursor + d + n) % n
+			}
+			s.moved = true
 			return
 		}
 	}
@@ -479,6 +487,10 @@ func (a *App) runNext() tea.Cmd {
 		return nil
 	}
 	if ch := s.pendingChoice(); ch != nil {
+		if s.selected(ch) < 0 {
+			a.setStatus(a.c.t().PickFirst, false)
+			return nil
+		}
 		s.take(ch)
 	}
 	return a.runStep()

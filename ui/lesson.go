@@ -388,7 +388,7 @@ func (p *lessonPane) action(w int) []string {
 		}
 		for i, o := range steps.Options(ch) {
 			mark, style := "  ", st.Observed
-			if i == s.cursor {
+			if i == s.selected(ch) {
 				mark, style = "> ", st.Selected
 			}
 			for j, l := range wrapText(oneLine(o.Name)+": "+oneLine(o.Text), max(w-4, 10)) {

@@ -49,8 +49,12 @@ func TestPredictStepTakesThePickWithoutBranching(t *testing.T) {
 	if a.sess.pendingChoice() == nil {
 		t.Fatal("no menu at the predict step")
 	}
-	d.press("down")
-	d.press("down") // wraps to "yes"
+	// Nothing is preselected: enter alone predicts nothing and says so.
+	d.press("enter")
+	if a.sess.next != 0 || a.sess.running || !strings.Contains(a.status, "pick your prediction first") {
+		t.Fatalf("enter with no option picked: next %d, status %q", a.sess.next, a.status)
+	}
+	d.press("down") // the first option, "yes"
 	for !a.sess.Done() {
 		prev := a.sess.next
 		d.press("enter")

@@ -45,7 +45,8 @@ type session struct {
 	// saved progress never falls below it while the re-run is on its way,
 	// so quitting (or a step failing) during a re-run loses no progress.
 	resumeTo int
-	cursor   int // choice or predict menu cursor
+	cursor   int  // choice or predict menu cursor
+	moved    bool // the learner moved in this menu: a predict has no option until they do
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -123,7 +124,17 @@ func (s *session) take(st *lab.Step) {
 	} else {
 		s.run.Choices[st.Attrs["name"]] = o
 	}
-	s.cursor = 0
+	s.cursor, s.moved = 0, false
+}
+
+// selected is the option under the cursor, or -1 at a predict the learner
+// has not moved in yet: nothing is preselected, so Enter alone never
+// "predicts" the first option (three of seven answers sat first).
+func (s *session) selected(st *lab.Step) int {
+	if st.Kind == "predict" && !s.moved {
+		return -1
+	}
+	return s.cursor
 }
 
 // picked reports whether the learner already picked at a menu step (a

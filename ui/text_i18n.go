@@ -133,6 +133,7 @@ type text struct {
 	NoTranslation      string // "lesson %s has no %s file: …"
 	FromInstructor     string // "instructor: %s"
 	Dismiss            string // " (x: dismiss)"
+	PickFirst          string // a predict with no option picked yet
 	TimeLeft           string // "%s left" (the instructor's timer)
 	TimeUp             string // "time is up"
 	SentToLesson       string // "the instructor opened lesson %d for you"
@@ -295,6 +296,7 @@ var textEN = text{
 	NoTranslation:      "lesson %s has no %s file, so it stays in this language (a folder pairs en/NN-id.md with zh/NN-id.md by id)",
 	FromInstructor:     "instructor: %s",
 	Dismiss:            "  (x: dismiss)",
+	PickFirst:          "pick your prediction first: up/down, then enter",
 	TimeLeft:           "%s left",
 	TimeUp:             "time is up",
 	SentToLesson:       "the instructor opened lesson %d for you",
@@ -456,6 +458,7 @@ var textZH = text{
 	NoTranslation:      "课程 %s 没有 %s 文件，所以保持当前语言（文件夹按 id 把 en/NN-id.md 与 zh/NN-id.md 配对）",
 	FromInstructor:     "讲师：%s",
 	Dismiss:            "（x：关闭）",
+	PickFirst:          "先选择你的预测：up/down，然后 enter",
 	TimeLeft:           "剩余 %s",
 	TimeUp:             "时间到",
 	SentToLesson:       "讲师为你打开了第 %d 课",

@@ -155,6 +155,9 @@ func walkLesson(t *testing.T, env *steps.Env, dir, lang string, l *lab.Lesson, l
 		st := s.steps[prev]
 		if ch := s.pendingChoice(); ch != nil {
 			menus++
+			if ch.Kind == "predict" {
+				d.press("down") // nothing is preselected at a predict: down takes the first
+			}
 			if last {
 				for i := 1; i < len(steps.Options(ch)); i++ {
 					d.press("down")

@@ -529,9 +529,10 @@ func TestAPredictTallyCountsBothParticipantsAnswers(t *testing.T) {
 	for _, tm := range []*terminal{alice, bob} {
 		tm.until(t, "the predict step", func(s string) bool { return strings.Contains(s, "Does a confirm mean") })
 	}
-	alice.in.Write([]byte("\r"))   // yes, the first option
-	bob.in.Write([]byte("\x1b[B")) // down
+	alice.in.Write([]byte("\x1b[B")) // down: yes, the first option (nothing is preselected)
+	bob.in.Write([]byte("\x1b[B\x1b[B"))
 	time.Sleep(300 * time.Millisecond)
+	alice.in.Write([]byte("\r"))
 	bob.in.Write([]byte("\r")) // no
 	var got map[string]int
 	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
