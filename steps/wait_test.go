@@ -59,3 +59,26 @@ func TestAWorkerStillRunningHasNoExitCode(t *testing.T) {
 	must(t, r, step("wait", "worker=bad until=exit exit=1", ""))
 	must(t, r, step("expect", "", "fact exit 1\nnot fact exit 0"))
 }
+
+// A kill step of a worker the learner already killed by hand (k on the
+// Workers panel) says so and passes: the lesson goes on. One that exited
+// by itself still fails, saying why.
+func TestAKillStepOfAWorkerKilledByHandSaysSoAndGoesOn(t *testing.T) {
+	env := labtest.Connect(t)
+	r := steps.NewRun(&steps.Env{Svc: env.Svc, Binary: labtest.Lab(t), Replay: true}, &lab.Lesson{ID: "t"}, nil)
+	t.Cleanup(r.Close)
+	ctx := context.Background()
+	must(t, r, step("spawn", "name=s1 program=provider", ""))
+	if err := r.Workers.Get("s1").Kill(); err != nil {
+		t.Fatal(err)
+	}
+	res := must(t, r, step("kill", "worker=s1", ""))
+	if !strings.Contains(res.Observed, "already killed") {
+		t.Errorf("observed %q", res.Observed)
+	}
+	must(t, r, step("spawn", "name=bad program=consumer", "--no-such-flag"))
+	must(t, r, step("wait", "worker=bad until=exit exit=1", ""))
+	if res := r.Step(ctx, step("kill", "worker=bad", "")); res.Passed || !strings.Contains(res.Why, "already exited with code 1") {
+		t.Errorf("a kill of a worker that exited: %+v", res)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/rmlab/lab/progress"
 	"github.com/rmlab/lab/room"
 	"github.com/rmlab/lab/steps"
+	"github.com/rmlab/lab/worker"
 )
 
 // fortyInARoom is a room of forty, the first three failing or stuck.
@@ -77,7 +78,7 @@ func TestTheRoomOfFortyScrollsToEveryoneAt80x24(t *testing.T) {
 		t.Fatalf("saw %d of 40 participants by scrolling", len(seen))
 	}
 	top := newRoomView(t, 80, 24).render()
-	for _, want := range []string{"failing", "stuck", "rows 1–", "of 40", "answered 14 of 20 in", "value 11:", "value is 10", "q quit", "verdicts"} {
+	for _, want := range []string{"failing", "stuck", "rows 1-", "of 40", "answered 14 of 20 in", "value 11:", "value is 10", "q quit", "verdicts"} {
 		if !strings.Contains(top, want) {
 			t.Errorf("the first page lacks %q:\n%s", want, top)
 		}
@@ -140,7 +141,7 @@ func TestTheProjectorViewShowsTheClassWithoutNames(t *testing.T) {
 			t.Fatalf("the projector shows %s:\n%s", p.Name, out)
 		}
 	}
-	for _, want := range []string{"13 ", "39 working, 0 done", "steps 0–20", "poll: 13 broker-lost-confirm / confirm", "answered 36 of 39"} {
+	for _, want := range []string{"13 ", "39 working, 0 done", "steps 0-20", "poll: 13 broker-lost-confirm / confirm", "answered 36 of 39"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the projector lacks %q:\n%s", want, out)
 		}
@@ -202,5 +203,26 @@ func TestChoiceOptionsAreShownWholeAtEverySize(t *testing.T) {
 				t.Errorf("%dx%d: the screen does not show %q whole:\n%s", size[0], size[1], want, ansi.Strip(a.render()))
 			}
 		}
+	}
+}
+
+// The Workers panel scrolls: past what fits, the newest worker (the one the
+// lesson is talking about) shows while the panel is not active, the
+// selected one while it is, and a line says which rows show.
+func TestTheWorkersPanelKeepsTheNewestAndTheSelectedInView(t *testing.T) {
+	c := &common{st: NewStyles(true, true), keys: DefaultKeyMap(), env: &steps.Env{}, lang: "en", now: time.Now}
+	p := newWorkersPanel(c)
+	p.SetSize(60, 9) // 7 inner lines: titles, 3 rows, the rows line, log, sessions
+	for i := range 8 {
+		p.statuses = append(p.statuses, worker.Status{Name: fmt.Sprintf("c%d", i+1), Kind: "consumer", PID: 100 + i, State: worker.Running})
+	}
+	v := ansi.Strip(p.View())
+	if !strings.Contains(v, "c8 ") || strings.Contains(v, "c1 ") || !strings.Contains(v, "workers 6-8 of 8") {
+		t.Fatalf("inactive: want the newest in view:\n%s", v)
+	}
+	p.active, p.selected = true, 1
+	v = ansi.Strip(p.View())
+	if !strings.Contains(v, "> c2") || !strings.Contains(v, "workers 1-3 of 8") {
+		t.Fatalf("active with c2 selected:\n%s", v)
 	}
 }

@@ -13,7 +13,7 @@ type roomText struct {
 	Showing     string // "showing %s"
 	Nobody      string
 	NobodyIs    string // "nobody is %s (f: next filter)"
-	Rows        string // "rows %d–%d of %d (%s): up/down, pgup/pgdown"
+	Rows        string // "rows %d-%d of %d (%s): up/down, pgup/pgdown"
 	Polls       string
 	PollLine    string // "  %s / %s:  %s  (answered %d of %d in this lesson)"
 	TheArticle  string // "  the article: %s"
@@ -29,7 +29,7 @@ type roomText struct {
 	BackToRoom  string
 	ProjHeader  string // " room %s "
 	Working     string // "   %d working, %d done"
-	Steps       string // "  steps 0–%d  %s"
+	Steps       string // "  steps 0-%d  %s"
 	NobodyOn    string
 	Poll        string // "poll: %s / %s"
 	Answered    string // "  answered %d of %d in this lesson"
@@ -49,7 +49,7 @@ var roomTexts = map[string]roomText{
 		Showing:  "showing %s",
 		Nobody:   "nobody yet: participants run ssh -p PORT NAME@HOST",
 		NobodyIs: "nobody is %s (f: next filter)",
-		Rows:     "rows %d–%d of %d (%s): up/down, pgup/pgdown",
+		Rows:     "rows %d-%d of %d (%s): up/down, pgup/pgdown",
 		Polls:    "polls", PollLine: "  %s / %s:  %s  (answered %d of %d in this lesson)",
 		TheArticle: "  the article: %s", ShowAnswer: "  (a: show the article's answer)",
 		Keys:     ": command  f filter  a answers  p projector  up/down  q quit",
@@ -59,7 +59,7 @@ var roomTexts = map[string]roomText{
 		Watching: " watching %s (read-only, live) ", Drawn: "%d×%d, drawn %s ago ",
 		WaitingFor: "waiting for %s's screen (their server publishes it within a second if they are online)",
 		BackToRoom: "esc: back to the room",
-		ProjHeader: " room %s ", Working: "   %d working, %d done", Steps: "  steps 0–%d  %s", NobodyOn: "nobody online yet",
+		ProjHeader: " room %s ", Working: "   %d working, %d done", Steps: "  steps 0-%d  %s", NobodyOn: "nobody online yet",
 		Poll: "poll: %s / %s", Answered: "  answered %d of %d in this lesson", ArticleMark: "  ← the article",
 		ProjKeys:   "p: back to the room  a: show the article's answer",
 		PresentEnd: "presentation ended: every participant is back where they were",
@@ -74,7 +74,7 @@ var roomTexts = map[string]roomText{
 		Showing:  "显示：%s",
 		Nobody:   "还没有人：学员运行 ssh -p PORT NAME@HOST",
 		NobodyIs: "没有%s的学员（f：下一个筛选）",
-		Rows:     "第 %d–%d 行，共 %d（%s）：up/down, pgup/pgdown",
+		Rows:     "第 %d-%d 行，共 %d（%s）：up/down, pgup/pgdown",
 		Polls:    "投票", PollLine: "  %s / %s：%s（本课 %[5]d 人中 %[4]d 人已回答）",
 		TheArticle: "  文章的答案：%s", ShowAnswer: "（a：显示文章的答案）",
 		Keys:     ": 命令  f 筛选  a 答案  p 投影  up/down  q 退出",
@@ -84,7 +84,7 @@ var roomTexts = map[string]roomText{
 		Watching: " 正在查看 %s（只读，实时） ", Drawn: "%d×%d，%s 前绘制 ",
 		WaitingFor: "等待 %s 的屏幕（学员在线时，其服务器一秒内发布）",
 		BackToRoom: "esc：回到教室",
-		ProjHeader: " 教室 %s ", Working: "   进行中 %d，完成 %d", Steps: "  步骤 0–%d  %s", NobodyOn: "还没有人在线",
+		ProjHeader: " 教室 %s ", Working: "   进行中 %d，完成 %d", Steps: "  步骤 0-%d  %s", NobodyOn: "还没有人在线",
 		Poll: "投票：%s / %s", Answered: "  本课 %[2]d 人中 %[1]d 人已回答", ArticleMark: "  ← 文章的答案",
 		ProjKeys:   "p：回到教室  a：显示文章的答案",
 		PresentEnd: "演示结束：每位学员回到各自的位置",

@@ -134,6 +134,7 @@ type text struct {
 	FromInstructor     string // "instructor: %s"
 	Dismiss            string // " (x: dismiss)"
 	PickFirst          string // a predict with no option picked yet
+	WorkersShown       string // "workers %d-%d of %d (tab here, up/down)"
 	TimeLeft           string // "%s left" (the instructor's timer)
 	TimeUp             string // "time is up"
 	SentToLesson       string // "the instructor opened lesson %d for you"
@@ -297,6 +298,7 @@ var textEN = text{
 	FromInstructor:     "instructor: %s",
 	Dismiss:            "  (x: dismiss)",
 	PickFirst:          "pick your prediction first: up/down, then enter",
+	WorkersShown:       "workers %d-%d of %d (tab to this panel, up/down)",
 	TimeLeft:           "%s left",
 	TimeUp:             "time is up",
 	SentToLesson:       "the instructor opened lesson %d for you",
@@ -459,6 +461,7 @@ var textZH = text{
 	FromInstructor:     "讲师：%s",
 	Dismiss:            "（x：关闭）",
 	PickFirst:          "先选择你的预测：up/down，然后 enter",
+	WorkersShown:       "worker 第 %d-%d 个，共 %d 个（tab 到本面板，up/down）",
 	TimeLeft:           "剩余 %s",
 	TimeUp:             "时间到",
 	SentToLesson:       "讲师为你打开了第 %d 课",

@@ -121,7 +121,22 @@ func (p *workersPanel) View() string {
 			return sel + padRight(name, 10) + " " + padRight(kind, 9) + " " + padLeft(pid, 7) + "  " + state
 		}
 		body = append(body, st.Dim.Render(row("  ", t.WorkerCols[0], t.WorkerCols[1], t.WorkerCols[2], t.WorkerCols[3])))
-		for i, w := range p.statuses {
+		// Rows for workers: the pane less its border, the column titles,
+		// the last log line and the sessions. Past that the rows scroll:
+		// the selected worker stays in view while the panel is active,
+		// else the newest (the one the lesson is talking about).
+		n := len(p.statuses)
+		from, to := 0, n
+		if avail := p.h - 2 - 3; n > avail && avail >= 2 {
+			avail-- // a line says which rows show
+			from = n - avail
+			if p.active {
+				from = min(max(p.selected-avail+1, 0), n-avail)
+			}
+			to = from + avail
+		}
+		for i := from; i < to; i++ {
+			w := p.statuses[i]
 			sel := "  "
 			if i == p.selected && p.active {
 				sel = "> "
@@ -135,6 +150,9 @@ func (p *workersPanel) View() string {
 				line = st.Selected.Render(line)
 			}
 			body = append(body, line)
+		}
+		if from > 0 || to < n {
+			body = append(body, st.Dim.Render(fmt.Sprintf(t.WorkersShown, from+1, to, n)))
 		}
 		if w := p.statuses[min(p.selected, len(p.statuses)-1)]; len(w.Log) > 0 {
 			body = append(body, st.Dim.Render(oneLine(w.Name)+": "+oneLine(w.Log[len(w.Log)-1])))
