@@ -174,6 +174,23 @@ type Ledger struct {
 	Absorbed  int    `json:"absorbed,omitempty"` // duplicates the safe side turned away
 	Lost      int    `json:"lost"`
 	Twice     int    `json:"duplicated"` // effects applied more than once
+	// Fields are the figures the ledger step measured (lost and duplicated
+	// follow from them): a figure it did not give is not drawn as a 0.
+	Fields []string `json:"fields,omitempty"`
+}
+
+// Measured reports whether the ledger gave field (every field of a ledger
+// that does not say).
+func (l Ledger) Measured(field string) bool {
+	if l.Fields == nil || field == "lost" || field == "duplicated" {
+		return true
+	}
+	for _, f := range l.Fields {
+		if f == field {
+			return true
+		}
+	}
+	return false
 }
 
 // Verdict is the one-word outcome of a ledger.

@@ -113,6 +113,7 @@ func (ledgerKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 			res.Sent = append(res.Sent, sent)
 		}
 		got[f] = n
+		l.Fields = append(l.Fields, f)
 	}
 	l.Intended, l.Applied = got["intended"], got["applied"]
 	l.Committed, l.Published, l.Delivered, l.Absorbed = got["committed"], got["published"], got["delivered"], got["absorbed"]

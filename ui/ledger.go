@@ -57,11 +57,14 @@ func (p *ledgerPanel) View() string {
 	}
 	colW := max((iw-labelW-4)/2, 8)
 	cell := func(s string) string { return fitLine(s, colW) }
-	num := func(l *lab.Ledger, f func(lab.Ledger) int) string {
-		if l == nil {
-			return "-"
+	num := func(l *lab.Ledger, name string, f func(lab.Ledger) int) string {
+		if l == nil || !l.Measured(name) {
+			return "-" // not measured: never a 0 the lesson did not count
 		}
 		return strconv.Itoa(f(*l))
+	}
+	measured := func(name string) bool {
+		return (unsafe != nil && unsafe.Measured(name)) || (safe != nil && safe.Measured(name))
 	}
 	row := func(label, a, b string) string {
 		return padRight(label, labelW) + " " + cell(a) + "  " + cell(b)
@@ -111,11 +114,20 @@ func (p *ledgerPanel) View() string {
 	// that matter: optional counts that are 0 on both sides go first, then
 	// the label line.
 	room := p.h - 2
-	rows := fields[:]
+	var rows []struct {
+		name string
+		f    func(lab.Ledger) int
+	}
+	for _, f := range fields {
+		if measured(f.name) {
+			rows = append(rows, f)
+		}
+	}
 	if 3+len(rows) > room {
 		optional := map[string]bool{"committed": true, "published": true, "delivered": true, "absorbed": true}
+		all := rows
 		rows = rows[:0:0]
-		for _, f := range fields {
+		for _, f := range all {
 			if !(optional[f.name] && zero(unsafe, f.f) && zero(safe, f.f)) {
 				rows = append(rows, f)
 			}
@@ -125,7 +137,7 @@ func (p *ledgerPanel) View() string {
 		body = body[:2] // no room for the label line
 	}
 	for _, f := range rows {
-		body = append(body, row(t.Fields[f.name], num(unsafe, f.f), num(safe, f.f)))
+		body = append(body, row(t.Fields[f.name], num(unsafe, f.name, f.f), num(safe, f.name, f.f)))
 	}
 	return pane(st, p.active, title, body, p.w, p.h)
 }

@@ -13,6 +13,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	lab "github.com/rmlab/lab"
 	"github.com/rmlab/lab/labs"
 	"github.com/rmlab/lab/progress"
 	"github.com/rmlab/lab/room"
@@ -224,5 +225,35 @@ func TestTheWorkersPanelKeepsTheNewestAndTheSelectedInView(t *testing.T) {
 	v = ansi.Strip(p.View())
 	if !strings.Contains(v, "> c2") || !strings.Contains(v, "workers 1-3 of 8") {
 		t.Fatalf("active with c2 selected:\n%s", v)
+	}
+}
+
+// The ledger panel draws only what a ledger measured: a field neither side
+// gave has no row, and one side's unmeasured field is "-", never a 0 that
+// contradicts the lesson (lesson 13's safe column said "absorbed 0" right
+// after the log said a duplicate was absorbed).
+func TestTheLedgerPanelDrawsOnlyWhatWasMeasured(t *testing.T) {
+	c := &common{st: NewStyles(true, true), keys: DefaultKeyMap(), env: &steps.Env{}, lang: "en", now: time.Now}
+	p := newLedgerPanel(c)
+	p.SetSize(90, 14)
+	p.Set([]lab.Ledger{
+		{Variant: "unsafe", Intended: 1, Applied: 2, Twice: 1, Fields: []string{"intended", "applied"}},
+		{Variant: "safe", Intended: 1, Published: 2, Applied: 1, Absorbed: 1, Fields: []string{"intended", "published", "applied", "absorbed"}},
+	})
+	v := ansi.Strip(p.View())
+	for _, bad := range []string{"delivered", "committed"} {
+		if strings.Contains(v, bad) {
+			t.Errorf("the panel draws %s, which no ledger measured:\n%s", bad, v)
+		}
+	}
+	for _, line := range strings.Split(v, "\n") {
+		if f := strings.Fields(strings.Trim(line, "│ ")); len(f) == 3 && (f[0] == "published" || f[0] == "absorbed") {
+			if f[1] != "-" || f[2] == "0" {
+				t.Errorf("row %q: the unsafe side measured no %s", line, f[0])
+			}
+		}
+	}
+	if !strings.Contains(v, "published") || !strings.Contains(v, "absorbed") {
+		t.Errorf("the safe side's measured figures are missing:\n%s", v)
 	}
 }
