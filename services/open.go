@@ -51,8 +51,8 @@ func Open(ctx context.Context, dsn, name string) (*sql.DB, error) {
 			return nil, &lab.Error{What: fmt.Sprintf("database %s does not exist", name), Where: dc.Addr,
 				Fix: "run the lesson's reset step first: it creates the database"}
 		}
-		return nil, &lab.Error{What: "cannot reach MySQL/MariaDB", Where: secret.DSN(dsn), Err: err,
-			Fix: "start it, or point LAB_MYSQL_DSN / --mysql at a running server"}
+		what, fix := advice("MySQL/MariaDB", "--mysql or LAB_MYSQL_DSN", err, "start it, or point LAB_MYSQL_DSN / --mysql at a running server")
+		return nil, &lab.Error{What: what, Where: secret.DSN(dsn), Err: err, Fix: fix}
 	}
 	return db, nil
 }
@@ -69,8 +69,9 @@ func OpenAMQP(ctx context.Context, rawURL string) (*amqp.Connection, error) {
 }
 
 func amqpUnreachable(rawURL string, err error) *lab.Error {
-	return &lab.Error{What: "cannot reach RabbitMQ", Where: secret.URL(rawURL), Err: err,
-		Fix: "start it (rabbitmq-server -detached), pass another broker with --amqp URL or LAB_AMQP_URL, or run `docker compose up -d mysql rabbitmq redis`"}
+	what, fix := advice("RabbitMQ", "--amqp or LAB_AMQP_URL", err,
+		"start it (rabbitmq-server -detached), pass another broker with --amqp URL or LAB_AMQP_URL, or run `docker compose up -d mysql rabbitmq redis`")
+	return &lab.Error{What: what, Where: secret.URL(rawURL), Err: err, Fix: fix}
 }
 
 // Code is a MySQL error's number (1213, 1062, …), 0 for any other error.

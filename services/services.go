@@ -141,9 +141,10 @@ func (s *Services) connectMySQL(ctx context.Context) error {
 		if db != nil {
 			db.Close()
 		}
-		s.Info.MySQLErr = &lab.Error{What: "cannot reach MySQL/MariaDB", Where: where + " as " + secret.DSN(s.Config.MySQL), Err: err,
-			Fix: "start it (on Debian: start-stop-daemon --start --background --exec /usr/sbin/mariadbd), " +
-				"pass another server with --mysql DSN or LAB_MYSQL_DSN, or run `docker compose up -d mysql rabbitmq redis` in the lab's folder"}
+		what, fix := advice("MySQL/MariaDB", "--mysql or LAB_MYSQL_DSN", err,
+			"start it (on Debian: start-stop-daemon --start --background --exec /usr/sbin/mariadbd), "+
+				"pass another server with --mysql DSN or LAB_MYSQL_DSN, or run `docker compose up -d mysql rabbitmq redis` in the lab's folder")
+		s.Info.MySQLErr = &lab.Error{What: what, Where: where + " as " + secret.DSN(s.Config.MySQL), Err: err, Fix: fix}
 		return s.Info.MySQLErr
 	}
 	db.SetMaxOpenConns(32)

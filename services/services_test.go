@@ -163,3 +163,34 @@ func TestANamespacesRedisKeysAreOutsideEveryOtherNamespacesPattern(t *testing.T)
 		t.Error("alice's own reset pattern misses her key")
 	}
 }
+
+// A wrong password, a host that does not resolve and a port where nothing
+// listens each get their own advice: a wrong password used to be answered
+// "start it (start-stop-daemon…)". No message shows the password.
+func TestEachConnectionFailureGetsItsOwnAdvice(t *testing.T) {
+	for _, c := range []struct {
+		cfg       services.Config
+		want, not string
+	}{
+		{services.Config{MySQL: "root:wrong-pw-x@tcp(127.0.0.1:3306)/", AMQP: "amqp://guest:guest@127.0.0.1:5672/", Redis: "127.0.0.1:6379", NoDocker: true},
+			"MySQL/MariaDB refused the login", "start-stop-daemon"},
+		{services.Config{MySQL: "root@tcp(127.0.0.1:3306)/", AMQP: "amqp://guest:wrong-pw-x@127.0.0.1:5672/", Redis: "127.0.0.1:6379", NoDocker: true},
+			"RabbitMQ refused the login", "rabbitmq-server -detached"},
+		{services.Config{MySQL: "root:wrong-pw-x@tcp(no-such-host.invalid:3306)/", AMQP: "amqp://guest:guest@127.0.0.1:5672/", Redis: "127.0.0.1:6379", NoDocker: true},
+			"cannot find MySQL/MariaDB's host no-such-host.invalid", "start-stop-daemon"},
+		{services.Config{MySQL: "root:wrong-pw-x@tcp(127.0.0.1:1)/", AMQP: "amqp://guest:guest@127.0.0.1:5672/", Redis: "127.0.0.1:6379", NoDocker: true},
+			"nothing listens there", "refused the login"},
+	} {
+		svc, err := services.Connect(context.Background(), c.cfg, true)
+		if svc != nil {
+			svc.Close()
+		}
+		if err == nil {
+			t.Fatalf("%+v connected", c.cfg)
+		}
+		msg := err.Error()
+		if !strings.Contains(msg, c.want) || strings.Contains(msg, c.not) || strings.Contains(msg, "wrong-pw-x") {
+			t.Errorf("want %q, not %q, no password; got:\n%s", c.want, c.not, msg)
+		}
+	}
+}

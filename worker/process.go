@@ -186,7 +186,7 @@ func (p *Process) WaitReached(ctx context.Context, point string, n int) error {
 			return true, nil
 		}
 		if p.state == Exited || p.state == Killed {
-			return false, fmt.Errorf("worker %s %s before reaching %s", p.Name, p.state, point)
+			return false, fmt.Errorf("worker %s %s (code %d) before reaching %s; last output: %s", p.Name, p.state, p.exitCode, point, lastLine(p.log))
 		}
 		return false, nil
 	})
@@ -302,11 +302,20 @@ func (p *Process) Output() []string {
 	return append([]string(nil), p.log...)
 }
 
+// lastLine is the worker's last three non-blank lines, for a wait that
+// failed: what the worker said before it stopped (a blank last line used
+// to leave "last output:" empty).
 func lastLine(log []string) string {
-	if len(log) == 0 {
+	var out []string
+	for i := len(log) - 1; i >= 0 && len(out) < 3; i-- {
+		if l := strings.TrimSpace(log[i]); l != "" {
+			out = append([]string{l}, out...)
+		}
+	}
+	if len(out) == 0 {
 		return "(none)"
 	}
-	return log[len(log)-1]
+	return strings.Join(out, " | ")
 }
 
 // Group owns every worker a lesson started, so they can all be killed when

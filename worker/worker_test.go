@@ -198,3 +198,14 @@ func TestARunningWorkerArmedAtAPointPausesThereOnceAndItsNotesReachTheParentInOr
 		}
 	}
 }
+
+// A failed wait quotes what the worker last said, its last non-blank
+// lines, never an empty "last output:".
+func TestAFailedWaitQuotesTheWorkersLastLines(t *testing.T) {
+	if got := lastLine([]string{"connected", "fatal: no such queue", "", "  "}); got != "connected | fatal: no such queue" {
+		t.Errorf("lastLine = %q", got)
+	}
+	if got := lastLine([]string{"", ""}); got != "(none)" {
+		t.Errorf("lastLine of blank lines = %q", got)
+	}
+}
