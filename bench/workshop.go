@@ -17,6 +17,7 @@ import (
 
 	gossh "golang.org/x/crypto/ssh"
 
+	"github.com/rmlab/lab/room"
 	"github.com/rmlab/lab/services"
 	"github.com/rmlab/lab/workshop"
 )
@@ -29,6 +30,11 @@ type WorkshopOptions struct {
 	Pace     time.Duration // between keys, as a person presses them
 	Binary   string        // the lab binary, for the lessons' workers
 	Progress func(string)
+	// Room keeps the sessions in a room (lab serve --room): every screen
+	// claims its name and beats; Watch also mirrors the first participant
+	// as an instructor's watch does (a frame published twice a second,
+	// read back twice a second).
+	Room, Watch bool
 }
 
 // WorkshopResult is what `lab bench workshop` prints.
@@ -92,6 +98,22 @@ func Workshop(ctx context.Context, cfg services.Config, o WorkshopOptions) (Work
 	}()
 
 	prefix := "bws" + strings.ToLower(rand.Text()[:4])
+	if o.Room || o.Watch {
+		rm, err := room.Open(ctx, svc.MySQL, svc.Config.MySQL, prefix, "bench")
+		if err != nil {
+			return WorkshopResult{}, err
+		}
+		defer func() {
+			rm.Close()
+			svc.MySQL.ExecContext(context.WithoutCancel(ctx), "DROP DATABASE IF EXISTS `"+room.DBName(prefix)+"`")
+		}()
+		srv.SetRoom(rm)
+		if o.Watch {
+			stop := make(chan struct{})
+			defer close(stop)
+			go mirror(ctx, rm, prefix+"0", stop)
+		}
+	}
 	cpu0, t0 := cpuTicks(), time.Now()
 	var mu sync.Mutex
 	var lat []time.Duration
@@ -150,6 +172,26 @@ func Workshop(ctx context.Context, cfg services.Config, o WorkshopOptions) (Work
 	}
 	cleanup(ctx, svc, prefix, o.Sessions)
 	return res, nil
+}
+
+// mirror is an instructor watching one participant: it renews the watch
+// and reads the published frame twice a second, as the room screen does.
+func mirror(ctx context.Context, rm *room.Room, name string, stop <-chan struct{}) {
+	renew := time.Time{}
+	for {
+		select {
+		case <-stop:
+			return
+		case <-time.After(500 * time.Millisecond):
+		}
+		c, cancel := context.WithTimeout(ctx, 2*time.Second)
+		if time.Since(renew) > room.WatchFor/2 {
+			rm.Send(c, room.Command{Kind: room.Watch, Target: name, Arg: time.Now().Add(room.WatchFor).UTC().Format(time.RFC3339)})
+			renew = time.Now()
+		}
+		rm.Frame(c, name)
+		cancel()
+	}
 }
 
 // walk is one participant: connect, wait for the screen, press enter (the

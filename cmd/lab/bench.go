@@ -31,7 +31,7 @@ It creates blog_outbox_lab_NSbench and the queue bench.relay_NSbench, and drops
 both at the end.
 `
 
-const benchWorkshopUsage = `usage: lab bench workshop --sessions N [--lesson ID] [--keys K] [--pace D] [--json]
+const benchWorkshopUsage = `usage: lab bench workshop --sessions N [--lesson ID] [--keys K] [--pace D] [--room [--watch]] [--json]
                         [--mysql DSN] [--amqp URL] [--redis ADDR]
 
 Serves the lab over SSH in this process, as lab serve does, and opens N real
@@ -97,6 +97,8 @@ func cmdBenchWorkshop(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.Lesson, "lesson", "idem-separate-transactions", "the lesson each session walks (it runs workers)")
 	fs.IntVar(&o.Keys, "keys", 20, "keys each session presses")
 	fs.DurationVar(&o.Pace, "pace", 500*time.Millisecond, "time between a session's keys")
+	fs.BoolVar(&o.Room, "room", false, "keep the sessions in a room (claims and heartbeats in MySQL)")
+	fs.BoolVar(&o.Watch, "watch", false, "with a room: an instructor watches the first participant all along")
 	jsonOut := fs.Bool("json", false, "print the result as JSON")
 	if err := fs.Parse(args); err != nil {
 		return 2
