@@ -282,7 +282,13 @@ func (p *lessonPane) result(s *lab.Step, r lab.Result, total, w int) (lines []st
 	}
 	lines = p.titleLines(s, total, status, w)
 	if r.Skipped {
-		return append(lines, wrapStyled(st.Dim, "  "+oneLine(r.Why), w)...), 0
+		why := r.Why
+		// A step off the chosen path: said in the screen's language (the
+		// run writes it in English for replay's report).
+		if when, ok := strings.CutPrefix(why, "not on this path ("); ok {
+			why = fmt.Sprintf(t.NotOnPath, strings.TrimSuffix(when, ")"))
+		}
+		return append(lines, wrapStyled(st.Dim, "  "+oneLine(why), w)...), 0
 	}
 	if s.Kind != "sql" && len(r.Sent) > 0 {
 		sent := r.Sent

@@ -135,6 +135,7 @@ type text struct {
 	Dismiss            string // " (x: dismiss)"
 	PickFirst          string // a predict with no option picked yet
 	WorkersShown       string // "workers %d-%d of %d (tab here, up/down)"
+	NotOnPath          string // "not on this path (%s)"
 	TimeLeft           string // "%s left" (the instructor's timer)
 	TimeUp             string // "time is up"
 	SentToLesson       string // "the instructor opened lesson %d for you"
@@ -299,6 +300,7 @@ var textEN = text{
 	Dismiss:            "  (x: dismiss)",
 	PickFirst:          "pick your prediction first: up/down, then enter",
 	WorkersShown:       "workers %d-%d of %d (tab to this panel, up/down)",
+	NotOnPath:          "not on this path (%s)",
 	TimeLeft:           "%s left",
 	TimeUp:             "time is up",
 	SentToLesson:       "the instructor opened lesson %d for you",
@@ -462,6 +464,7 @@ var textZH = text{
 	Dismiss:            "（x：关闭）",
 	PickFirst:          "先选择你的预测：up/down，然后 enter",
 	WorkersShown:       "worker 第 %d-%d 个，共 %d 个（tab 到本面板，up/down）",
+	NotOnPath:          "不在这条路径上（%s）",
 	TimeLeft:           "剩余 %s",
 	TimeUp:             "时间到",
 	SentToLesson:       "讲师为你打开了第 %d 课",
