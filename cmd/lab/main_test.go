@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	gomysql "github.com/go-sql-driver/mysql"
+
 	"github.com/rmlab/lab/cleaner"
 	"github.com/rmlab/lab/internal/labtest"
 	"github.com/rmlab/lab/services"
@@ -408,5 +410,33 @@ func TestEachCommandHasItsOwnFlagsAndUsage(t *testing.T) {
 	}
 	if _, errOut, code = runLab(t, "open"); code != 2 || !strings.Contains(errOut, "name one lesson id or number") {
 		t.Errorf("lab open with no lesson: exit %d\n%s", code, errOut)
+	}
+}
+
+// lab doctor fails, saying what it could not read, when the server refuses
+// the max_connections query (here: a user whose query limit is spent by
+// the first statements): unknown room is no room to promise. It used to
+// exit 0.
+func TestDoctorFailsWhenItCannotReadTheConnectionRoom(t *testing.T) {
+	env := labtest.Connect(t)
+	user := "labdoc_" + env.NS
+	db := env.Svc.MySQL
+	for _, stmt := range []string{
+		"DROP USER IF EXISTS '" + user + "'@'%'",
+		"CREATE USER '" + user + "'@'%' WITH MAX_QUERIES_PER_HOUR 1",
+		"GRANT ALL ON *.* TO '" + user + "'@'%'",
+	} {
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	t.Cleanup(func() { db.Exec("DROP USER IF EXISTS '" + user + "'@'%'") })
+	dc, err := gomysql.ParseDSN(env.Config().MySQL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runLab(t, "doctor", "--no-docker", "--mysql", user+"@tcp("+dc.Addr+")/")
+	if code != 1 || !strings.Contains(out, "FAIL connections") || !strings.Contains(out, "could not read max_connections") {
+		t.Fatalf("exit %d:\n%s%s", code, out, errOut)
 	}
 }
