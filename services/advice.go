@@ -24,7 +24,7 @@ func advice(service, flag string, err error, start string) (what, fix string) {
 	case errors.As(err, &dns):
 		return "cannot find " + service + "'s host " + dns.Name, "check the host name in " + flag + " (a typo, or a name this machine cannot resolve)"
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return "cannot reach " + service + ": nothing listens there", start
+		return "cannot reach " + service, "nothing listens at that address: " + start
 	case isTimeout(err):
 		return service + " did not answer in time", "a wrong host or port, a firewall dropping the connection, or a server still starting: check " + flag + ", then try again"
 	}

@@ -179,7 +179,7 @@ func TestEachConnectionFailureGetsItsOwnAdvice(t *testing.T) {
 		{services.Config{MySQL: "root:wrong-pw-x@tcp(no-such-host.invalid:3306)/", AMQP: "amqp://guest:guest@127.0.0.1:5672/", Redis: "127.0.0.1:6379", NoDocker: true},
 			"cannot find MySQL/MariaDB's host no-such-host.invalid", "start-stop-daemon"},
 		{services.Config{MySQL: "root:wrong-pw-x@tcp(127.0.0.1:1)/", AMQP: "amqp://guest:guest@127.0.0.1:5672/", Redis: "127.0.0.1:6379", NoDocker: true},
-			"nothing listens there", "refused the login"},
+			"nothing listens at that address", "refused the login"},
 	} {
 		svc, err := services.Connect(context.Background(), c.cfg, true)
 		if svc != nil {
