@@ -42,7 +42,7 @@ func (c *proseCache) lines(key, md string, width int, st *Styles) []string {
 		c.m[key] = v.([]string)
 		return c.m[key]
 	}
-	src := joinCJKLines(asciiSafe(md))
+	src := reflow(joinCJKLines(asciiSafe(md)))
 	var out string
 	if c.r != nil {
 		if s, err := c.r.Render(src); err == nil {
@@ -88,6 +88,59 @@ func trimBlank(lines []string) []string {
 		lines = lines[:len(lines)-1]
 	}
 	return lines
+}
+
+// reflow joins a paragraph's or list item's soft line breaks, so the text
+// wraps to the pane instead of to the source file: glamour kept each
+// source line end, and a list item whose source wrapped left an orphan
+// word on a line of its own ("majority" / "of its replicas…"). Code
+// fences, tables, headings, quotes, new list items and hard breaks (two
+// spaces or a backslash at the end) are kept.
+func reflow(md string) string {
+	lines := strings.Split(md, "\n")
+	var out []string
+	fence := false
+	joinable := false // the last line out is text a next line may continue
+	for _, l := range lines {
+		t := strings.TrimSpace(l)
+		switch {
+		case strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~"):
+			fence = !fence
+			out, joinable = append(out, l), false
+			continue
+		case fence || t == "":
+			out, joinable = append(out, l), false
+			continue
+		}
+		if joinable && !startsBlock(t) {
+			prev := out[len(out)-1]
+			sep := " "
+			if pr := []rune(prev); len(pr) > 0 && isCJK(pr[len(pr)-1]) && isCJK([]rune(t)[0]) {
+				sep = ""
+			}
+			out[len(out)-1] = prev + sep + t
+		} else {
+			out = append(out, l)
+		}
+		joinable = !strings.HasPrefix(t, "#") && !strings.HasPrefix(t, "|") &&
+			!strings.HasSuffix(l, "  ") && !strings.HasSuffix(l, "\\")
+	}
+	return strings.Join(out, "\n")
+}
+
+// startsBlock reports whether a trimmed line begins a Markdown block of
+// its own rather than continuing the one above.
+func startsBlock(t string) bool {
+	for _, p := range []string{"- ", "* ", "+ ", "#", ">", "|"} {
+		if strings.HasPrefix(t, p) {
+			return true
+		}
+	}
+	i := 0
+	for i < len(t) && t[i] >= '0' && t[i] <= '9' {
+		i++
+	}
+	return i > 0 && i < len(t)-1 && (t[i] == '.' || t[i] == ')') && t[i+1] == ' '
 }
 
 // joinCJKLines removes the soft line break between two CJK characters:
