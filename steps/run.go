@@ -115,7 +115,8 @@ type Run struct {
 	// the screen's re-run of a reopened lesson, and everything after it in
 	// that run, so the state rebuilt fast stays consistent.
 	Short bool
-	// lastSQL is when the run's last statement ended (settleTrxCache).
+	// lastSQL is when the run's last statement, or last step, ended
+	// (settleTrxCache).
 	lastSQL time.Time
 
 	mu       sync.Mutex
@@ -313,6 +314,10 @@ func (r *Run) Step(ctx context.Context, s *lab.Step) lab.Result {
 	before := r.last
 	r.mu.Unlock()
 	res := k.Run(ctx, r, &x)
+	// Any step may have let a worker commit (a wait until it paused after
+	// its claim): the InnoDB transaction cache must be old enough after it
+	// too, not only after the run's own statements (settleTrxCache).
+	r.touchSQL()
 	r.mu.Lock()
 	if o := r.last; o != nil && o != before && o.Kind != "sql" && o.Columns == nil && res.Observed != "" {
 		o.Shown = res.Observed

@@ -199,7 +199,9 @@ func (awaitKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 var trxCacheRe = regexp.MustCompile(`(?i)information_schema\.innodb_(trx|locks|lock_waits)\b`)
 
 // settleTrxCache waits, before a statement that reads InnoDB's transaction
-// tables, until 110 ms have passed since the run's last statement ended: a
+// tables, until 110 ms have passed since the run's last statement or step
+// ended (a worker's commit before a wait returned counts too; lesson 30's
+// relay claim showed as open once, on 4.x with two replays side by side): a
 // cache filled before that statement (by any session on the server, another
 // learner's included) is then old enough to be refreshed by this read, so
 // the read sees the transaction the lesson just began. Without it, two
