@@ -327,36 +327,20 @@ func (r *Room) Commands(ctx context.Context, after int64) ([]Command, error) {
 }
 
 // Tally counts the room's answers at each predict step it has seen:
-// lesson id → predict name → option → participants.
+// lesson id → predict name → option → participants (Polls, as a map).
 func (r *Room) Tally(ctx context.Context) (map[string]map[string]map[string]int, error) {
-	rows, err := r.DB.QueryContext(ctx, "SELECT progress FROM participant")
+	polls, err := r.Polls(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
 	out := map[string]map[string]map[string]int{}
-	for rows.Next() {
-		var b string
-		if err := rows.Scan(&b); err != nil {
-			return nil, err
+	for _, p := range polls {
+		if out[p.Lesson] == nil {
+			out[p.Lesson] = map[string]map[string]int{}
 		}
-		var f progress.File
-		if json.Unmarshal([]byte(b), &f) != nil {
-			continue
-		}
-		for id, l := range f.Lessons {
-			for name, pick := range l.Predictions {
-				if out[id] == nil {
-					out[id] = map[string]map[string]int{}
-				}
-				if out[id][name] == nil {
-					out[id][name] = map[string]int{}
-				}
-				out[id][name][pick]++
-			}
-		}
+		out[p.Lesson][p.Name] = p.Answers
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // Poll is the class's answers at one predict step.

@@ -75,6 +75,8 @@ type framePollMsg struct{ gen int }
 
 type watchRenewMsg struct{ gen int }
 
+type watchSentMsg struct{ gen int }
+
 // roomFilter picks the participants the table shows.
 type roomFilter int
 
@@ -184,129 +186,17 @@ func (v *RoomView) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.gen == v.watchGen {
 			return v, v.pollFrame()
 		}
+	case watchSentMsg:
+		if msg.gen == v.watchGen {
+			gen := v.watchGen
+			return v, tea.Tick(room.WatchFor/2, func(time.Time) tea.Msg { return watchRenewMsg{gen: gen} })
+		}
 	case watchRenewMsg:
 		if msg.gen == v.watchGen {
 			return v, v.renewWatch()
 		}
 	}
 	return v, nil
-}
-
-// routePresent routes a message while a lesson is presented: the room's
-// own messages (its polls, the publisher's ticks) stay with the room; keys
-// and everything else go to the presented lesson, but q and ctrl+c end
-// the presentation rather than the instructor's session.
-func (v *RoomView) routePresent(msg tea.Msg) (tea.Cmd, bool) {
-	switch msg := msg.(type) {
-	case roomDataMsg, roomTickMsg, roomSentMsg, frameMsg, framePollMsg, watchRenewMsg:
-		return nil, true
-	case presentTickMsg:
-		if msg.gen != v.presGen {
-			return nil, false
-		}
-		return v.publishPresented(), false
-	case tea.KeyPressMsg:
-		if s := msg.String(); s == "q" || s == "ctrl+c" {
-			return v.endPresent(), false
-		}
-	case tea.WindowSizeMsg:
-		v.width, v.height = msg.Width, msg.Height
-	}
-	var cmd tea.Cmd
-	v.presenter, cmd = v.presenter.Update(msg)
-	return cmd, false
-}
-
-// startPresent runs lesson id on this side and tells every server of the
-// room to show it, read-only, on every participant's screen.
-func (v *RoomView) startPresent(id string) tea.Cmd {
-	if v.Present == nil {
-		v.status = "this server cannot present (no lesson runner)"
-		return nil
-	}
-	l := labs.Find(v.lessons, id)
-	if l == nil {
-		v.status = "present " + id + ": no such lesson (a number or an id from lab list)"
-		return nil
-	}
-	m, stop, err := v.Present(v.ctx, l.ID)
-	if err != nil {
-		v.status = "present " + id + ": " + err.Error()
-		return nil
-	}
-	v.presenter, v.presStop, v.presenting, v.presLast = m, stop, l.ID, ""
-	v.presGen++
-	var size tea.Cmd
-	v.presenter, size = v.presenter.Update(tea.WindowSizeMsg{Width: v.width, Height: v.height})
-	gen := v.presGen
-	return tea.Batch(m.Init(), size, v.sendCmd(room.Command{Kind: room.Present, Arg: l.ID}),
-		tea.Tick(presentPublish, func(time.Time) tea.Msg { return presentTickMsg{gen: gen} }))
-}
-
-// endPresent gives every participant their own screen back.
-func (v *RoomView) endPresent() tea.Cmd {
-	if v.presStop != nil {
-		v.presStop()
-	}
-	v.presenter, v.presStop, v.presenting = nil, nil, ""
-	v.presGen++
-	v.status = v.tx().PresentEnd
-	return v.sendCmd(room.Command{Kind: room.Present, Arg: "off"})
-}
-
-// publishPresented writes the presented screen to the room when it changed,
-// then ticks again.
-func (v *RoomView) publishPresented() tea.Cmd {
-	frame := v.presenter.View().Content
-	gen, r, ctx := v.presGen, v.room, v.ctx
-	tick := tea.Tick(presentPublish, func(time.Time) tea.Msg { return presentTickMsg{gen: gen} })
-	if frame == v.presLast {
-		return tick
-	}
-	v.presLast = frame
-	w, h := v.width, v.height
-	return tea.Batch(tick, func() tea.Msg {
-		c, cancel := context.WithTimeout(ctx, 2*time.Second)
-		defer cancel()
-		r.PutFrame(c, room.Presenter, room.Frame{Content: frame, Width: w, Height: h})
-		return nil
-	})
-}
-
-func (v *RoomView) sendCmd(c room.Command) tea.Cmd {
-	r, ctx := v.room, v.ctx
-	return func() tea.Msg {
-		cc, cancel := context.WithTimeout(ctx, 3*time.Second)
-		defer cancel()
-		return roomSentMsg{what: c.Kind + " " + c.Arg, err: r.Send(cc, c)}
-	}
-}
-
-// framePoll is how often the mirror reads the watched screen again.
-const framePoll = 500 * time.Millisecond
-
-// pollFrame reads the watched participant's screen, bounded.
-func (v *RoomView) pollFrame() tea.Cmd {
-	gen, r, ctx, name := v.watchGen, v.room, v.ctx, v.watching
-	return func() tea.Msg {
-		c, cancel := context.WithTimeout(ctx, 2*time.Second)
-		defer cancel()
-		f, ok, err := r.Frame(c, name)
-		return frameMsg{gen: gen, frame: f, ok: ok, err: err}
-	}
-}
-
-// renewWatch asks the participant's server to keep publishing, and asks
-// again before that runs out, while the mirror is open.
-func (v *RoomView) renewWatch() tea.Cmd {
-	gen, r, ctx, name := v.watchGen, v.room, v.ctx, v.watching
-	return func() tea.Msg {
-		c, cancel := context.WithTimeout(ctx, 3*time.Second)
-		defer cancel()
-		r.Send(c, room.Command{Kind: room.Watch, Target: name, Arg: time.Now().Add(room.WatchFor).UTC().Format(time.RFC3339)})
-		time.Sleep(room.WatchFor / 2)
-		return watchRenewMsg{gen: gen}
-	}
 }
 
 func (v *RoomView) key(k tea.KeyPressMsg) tea.Cmd {
@@ -556,123 +446,6 @@ func (v *RoomView) render() string {
 		}
 		b.WriteString(cut(st.Dim.Render(keys), v.width))
 	}
-	return b.String()
-}
-
-// renderProjector is the room for the wall: how many are on each lesson
-// and where in it (a bar per step), and the poll of the lesson most are on;
-// no name anywhere.
-func (v *RoomView) renderProjector() string {
-	st := v.st
-	type group struct {
-		id         string
-		steps      int
-		at         map[int]int
-		here, done int
-		number     int
-	}
-	groups := map[string]*group{}
-	for _, p := range v.parts {
-		if !p.Online {
-			continue
-		}
-		g := groups[p.Lesson]
-		if g == nil {
-			g = &group{id: p.Lesson, at: map[int]int{}, number: 1 << 30}
-			if l := labs.Find(v.lessons, p.Lesson); l != nil {
-				g.number = l.Number
-			}
-			groups[p.Lesson] = g
-		}
-		g.steps = max(g.steps, p.Steps)
-		if p.Done {
-			g.done++
-		} else {
-			g.here++
-			g.at[p.Step]++
-		}
-	}
-	var gs []*group
-	for _, g := range groups {
-		gs = append(gs, g)
-	}
-	sort.Slice(gs, func(i, j int) bool { return gs[i].number < gs[j].number })
-	var b strings.Builder
-	tx := v.tx()
-	b.WriteString(cut(st.Header.Render(fmt.Sprintf(tx.ProjHeader, v.room.Name)), v.width) + "\n\n")
-	bars := []rune("▁▂▃▄▅▆▇█")
-	busiest := ""
-	most := -1
-	for _, g := range gs {
-		title := v.lessonName(g.id)
-		if l := labs.Find(v.lessons, g.id); l != nil {
-			title = fmt.Sprintf("%d %s", l.Number, l.Title)
-		}
-		b.WriteString(cut(st.Bold.Render(title)+st.Dim.Render(fmt.Sprintf(tx.Working, g.here, g.done)), v.width) + "\n")
-		peak := 1
-		for _, n := range g.at {
-			peak = max(peak, n)
-		}
-		var line strings.Builder
-		for i := 0; i <= g.steps && i < v.width-16; i++ {
-			if n := g.at[i]; n > 0 {
-				line.WriteRune(bars[min((n*len(bars)-1)/peak, len(bars)-1)])
-			} else {
-				line.WriteRune('·')
-			}
-		}
-		b.WriteString(cut(fmt.Sprintf(tx.Steps, g.steps, st.Accent.Render(line.String())), v.width) + "\n")
-		if g.here+g.done > most {
-			busiest, most = g.id, g.here+g.done
-		}
-	}
-	if len(gs) == 0 {
-		b.WriteString(st.Dim.Render(tx.NobodyOn) + "\n")
-	}
-	for _, p := range v.polls {
-		if p.Lesson != busiest {
-			continue
-		}
-		b.WriteString("\n" + cut(st.Bold.Render(fmt.Sprintf(tx.Poll, v.lessonName(p.Lesson), p.Name)), v.width) + "\n")
-		var opts []string
-		for o := range p.Answers {
-			opts = append(opts, o)
-		}
-		sort.Strings(opts)
-		for _, o := range opts {
-			n := p.Answers[o]
-			bar := strings.Repeat("█", n*max(v.width-30, 10)/max(p.Answered, 1))
-			mark := ""
-			if v.answers && o == v.answer(p.Lesson, p.Name) {
-				mark = tx.ArticleMark
-			}
-			b.WriteString(cut(fmt.Sprintf("  %-12s %s %d%s", o, st.Accent.Render(bar), n, mark), v.width) + "\n")
-		}
-		b.WriteString(st.Dim.Render(fmt.Sprintf(tx.Answered, p.Answered, p.Reached)) + "\n")
-	}
-	b.WriteString("\n" + st.Dim.Render(tx.ProjKeys))
-	return b.String()
-}
-
-// renderMirror is the watched participant's screen, as their server last
-// published it, cut to this screen.
-func (v *RoomView) renderMirror() string {
-	st, tx := v.st, v.tx()
-	head := fmt.Sprintf(tx.Watching, v.watching)
-	var b strings.Builder
-	switch {
-	case !v.hasFrame:
-		b.WriteString(cut(st.Header.Render(head), v.width) + "\n")
-		b.WriteString(cut(st.Dim.Render(fmt.Sprintf(tx.WaitingFor, v.watching)), v.width) + "\n")
-	default:
-		head += fmt.Sprintf(tx.Drawn, v.frame.Width, v.frame.Height, time.Since(v.frame.At).Round(time.Second))
-		b.WriteString(cut(st.Header.Render(head), v.width) + "\n")
-		lines := strings.Split(v.frame.Content, "\n")
-		for i := 0; i < len(lines) && i < v.height-2; i++ {
-			b.WriteString(cut(lines[i], v.width) + "\x1b[m\n")
-		}
-	}
-	b.WriteString(st.Dim.Render(tx.BackToRoom))
 	return b.String()
 }
 

@@ -224,13 +224,6 @@ func (g *guard) admitted(addr net.Addr) {
 	}
 }
 
-// Pending is how many connections from ip have no screen yet.
-func (g *guard) Pending(ip string) int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.pending[ip]
-}
-
 func (gc *guardedConn) Close() error {
 	gc.timer.Stop()
 	gc.g.settle(gc)

@@ -81,6 +81,19 @@ func shell(t *testing.T, c *gossh.Client, cols, rows int) *terminal {
 	return tm
 }
 
+// instructor logs in as the instructor with key and opens the room's
+// screen at cols×rows.
+func instructor(t *testing.T, addr string, key gossh.Signer, cols, rows int) *terminal {
+	t.Helper()
+	c, err := gossh.Dial("tcp", addr, &gossh.ClientConfig{User: workshop.Instructor, Auth: []gossh.AuthMethod{gossh.PublicKeys(key)},
+		HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return shell(t, c, cols, rows)
+}
+
 func openRoom(t *testing.T, self string) *room.Room {
 	t.Helper()
 	svc := connectServices(t)
@@ -350,13 +363,7 @@ func TestWatchMirrorsAParticipantsScreenAcrossServers(t *testing.T) {
 	al := who(t, "wa")
 	alice := connect(t, a, al)
 	alice.until(t, "alice's screen", hasScreen)
-	c, err := gossh.Dial("tcp", b, &gossh.ClientConfig{User: workshop.Instructor, Auth: []gossh.AuthMethod{gossh.PublicKeys(instr)},
-		HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	tm := shell(t, c, 140, 40)
+	tm := instructor(t, b, instr, 140, 40)
 	tm.until(t, "the room with alice", func(s string) bool { return strings.Contains(s, al) })
 	tm.in.Write([]byte(":watch " + al + "\r"))
 	tm.until(t, "alice's screen mirrored", func(s string) bool {
@@ -383,13 +390,7 @@ func TestPresentPutsTheInstructorsLessonOnEveryScreen(t *testing.T) {
 	al := who(t, "pa")
 	alice := connect(t, a, al)
 	alice.until(t, "alice's screen", hasScreen)
-	c, err := gossh.Dial("tcp", b, &gossh.ClientConfig{User: workshop.Instructor, Auth: []gossh.AuthMethod{gossh.PublicKeys(instr)},
-		HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	tm := shell(t, c, 120, 35)
+	tm := instructor(t, b, instr, 120, 35)
 	tm.until(t, "the room", func(s string) bool { return strings.Contains(s, al) })
 	tm.in.Write([]byte(":present 1\r"))
 	tm.until(t, "lesson 1 on the instructor's screen", func(s string) bool { return strings.Contains(s, "The first processing") })
@@ -427,13 +428,7 @@ func TestResetFromTheRoomScreenEndsCleansAndForgets(t *testing.T) {
 	alice.until(t, "alice's screen", hasScreen)
 	alice.in.Write([]byte("\r"))
 	alice.until(t, "her reset step", func(s string) bool { return strings.Contains(s, "recreated blog_idempotency_lab_"+al) })
-	c, err := gossh.Dial("tcp", b, &gossh.ClientConfig{User: workshop.Instructor, Auth: []gossh.AuthMethod{gossh.PublicKeys(instr)},
-		HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	tm := shell(t, c, 140, 40)
+	tm := instructor(t, b, instr, 140, 40)
 	tm.until(t, "the room with alice", func(s string) bool { return strings.Contains(s, al) })
 	tm.in.Write([]byte(":reset " + al + "\r"))
 	alice.ended(t)

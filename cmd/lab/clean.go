@@ -24,8 +24,7 @@ func runClean(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if code, ok := parse(fs, g, args, stderr); !ok {
 		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "lab clean takes no arguments (got %q); name the namespace with --namespace NS\n", fs.Args())
+	if !noArgs(fs, stderr, "; name the namespace with --namespace NS") {
 		return 2
 	}
 	return cmdClean(ctx, *g, *all, stdout, stderr)

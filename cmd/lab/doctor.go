@@ -21,8 +21,7 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if code, ok := parse(fs, g, args, stderr); !ok {
 		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "lab doctor takes no arguments (got %q)\n", fs.Args())
+	if !noArgs(fs, stderr, "") {
 		return 2
 	}
 	return cmdDoctor(ctx, *g, stdout, stderr)

@@ -162,6 +162,17 @@ func parse(fs *flag.FlagSet, g *globals, args []string, stderr io.Writer) (int, 
 	return 0, true
 }
 
+// noArgs refuses positional arguments to a command that takes none, with
+// its usage; hint says what to write instead.
+func noArgs(fs *flag.FlagSet, stderr io.Writer, hint string) bool {
+	if fs.NArg() == 0 {
+		return true
+	}
+	fmt.Fprintf(stderr, "%s takes no arguments (got %q)%s\n", fs.Name(), fs.Args(), hint)
+	fs.Usage()
+	return false
+}
+
 // interleave moves flags before positional arguments, reading from fs
 // which flags take no value.
 func interleave(fs *flag.FlagSet, args []string) []string {
@@ -214,9 +225,7 @@ func runList(args []string, stdout, stderr io.Writer) int {
 	if code, ok := parse(fs, g, args, stderr); !ok {
 		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "lab list takes no arguments (got %q)\n", fs.Args())
-		fs.Usage()
+	if !noArgs(fs, stderr, "") {
 		return 2
 	}
 	return cmdList(*g, stdout, stderr)

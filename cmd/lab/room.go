@@ -42,9 +42,7 @@ a workshop room's participants and polls, from its database; steers them on ever
 	if code, ok := parse(fs, g, args, stderr); !ok {
 		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "lab room takes no arguments (got %q)\n", fs.Args())
-		fs.Usage()
+	if !noArgs(fs, stderr, "") {
 		return 2
 	}
 	return cmdRoom(ctx, *g, f, stdout, stderr)
