@@ -172,7 +172,12 @@ type Ledger struct {
 	Delivered int    `json:"delivered,omitempty"`
 	Applied   int    `json:"applied"`
 	Absorbed  int    `json:"absorbed,omitempty"` // duplicates the safe side turned away
-	Lost      int    `json:"lost"`
+	// Waiting is not applied yet but still in a queue (behind a poison
+	// message); Unavailable exists but cannot be read now (its node is
+	// down). Neither is lost: each has a verdict of its own.
+	Waiting     int `json:"waiting,omitempty"`
+	Unavailable int `json:"unavailable,omitempty"`
+	Lost        int `json:"lost"`
 	Twice     int    `json:"duplicated"` // effects applied more than once
 	// Fields are the figures the ledger step measured (lost and duplicated
 	// follow from them): a figure it did not give is not drawn as a 0.
@@ -182,8 +187,11 @@ type Ledger struct {
 // Measured reports whether the ledger gave field (every field of a ledger
 // that does not say).
 func (l Ledger) Measured(field string) bool {
-	if l.Fields == nil || field == "lost" || field == "duplicated" {
+	if field == "lost" || field == "duplicated" {
 		return true
+	}
+	if l.Fields == nil { // a ledger from before Fields: waiting and unavailable were never counted
+		return field != "waiting" && field != "unavailable"
 	}
 	for _, f := range l.Fields {
 		if f == field {
@@ -202,6 +210,10 @@ func (l Ledger) Verdict() string {
 		return "lost"
 	case l.Twice > 0:
 		return "duplicated"
+	case l.Unavailable > 0:
+		return "unavailable"
+	case l.Waiting > 0:
+		return "waiting"
 	default:
 		return "applied once"
 	}

@@ -51,7 +51,22 @@ func Held(queue string) int {
 // log, so its length is read from the log.
 var types sync.Map // namespaced name → "classic" | "quorum" | "stream"
 
-func noteType(name, typ string) { types.Store(name, typ) }
+func noteType(name, typ string) {
+	types.Store(name, typ)
+	lastSeen.Delete(name) // declared anew: what it held before is no count of it
+}
+
+// lastSeen keeps each queue's message count at the lab's last read that the
+// broker answered: what a queue no running node serves held when it could
+// still be read (lesson 19's classic queue, its node down).
+var lastSeen sync.Map // namespaced name → int
+
+// LastSeen is queue name's count at the lab's last answered read.
+func LastSeen(name string) (int, bool) {
+	v, ok := lastSeen.Load(name)
+	n, _ := v.(int)
+	return n, ok
+}
 
 // TypeOf is the type the lab declared queue name with, "" if unknown.
 func TypeOf(name string) string {
@@ -205,7 +220,35 @@ func (r *Reader) Stat(ctx context.Context, name string) (lab.QueueStat, error) {
 			st.Unacked, st.Source = f.Unacked, SourceManagement
 		}
 	}
+	lastSeen.Store(name, st.Ready+st.Unacked)
 	return st, nil
+}
+
+// Holds counts the ready messages of queue name whose message id is id,
+// by taking each one unacknowledged and handing all back when the channel
+// closes (a classic queue puts them back where they were; they come back
+// marked redelivered). Messages a consumer holds are not seen. At most max
+// messages are looked at.
+func (r *Reader) Holds(ctx context.Context, name, id string, max int) (int, error) {
+	pctx, cancel := context.WithTimeout(ctx, r.limit())
+	defer cancel()
+	n := 0
+	err := r.Client.Probe(pctx, func(ch *amqp.Channel) error {
+		for range max {
+			d, ok, err := ch.Get(name, false)
+			if err != nil || !ok {
+				return err
+			}
+			if d.MessageId == id {
+				n++
+			}
+		}
+		return fmt.Errorf("queue %s holds more than %d messages: counted %d with id %s among the first %d", name, max, n, id, max)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("look for message %s in queue %s: %w", id, name, err)
+	}
+	return n, nil
 }
 
 // StreamLength counts the messages in a stream by reading it from the first

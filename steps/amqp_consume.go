@@ -18,6 +18,7 @@ func init() {
 	Register("consume", consumeKind{})
 	Register("ack", ackKind{"ack"})
 	Register("nack", ackKind{"nack"})
+	Register("reject", ackKind{"reject"})
 	Register("close", closeKind{})
 }
 

@@ -60,10 +60,17 @@ func verbUnavailable(r *Run, o *Outcome, arg string) error {
 //	broker: consumers orders             consumers attached
 //	broker: unacked orders               deliveries the lab's channels hold unacked
 //	broker: messages orders              ready + unacked
+//	broker: unavailable orders           what it held when last read, if no node serves it now
+//	broker: holds orders event-7         ready messages with message id event-7
 func brokerSource(ctx context.Context, r *Run, _ *lab.Step, expr string) (int, error) {
 	f := strings.Fields(expr)
+	if len(f) == 3 && f[0] == "holds" {
+		// The messages of QUEUE with message id ID: a message still
+		// waiting, by its id, not by how many the queue holds.
+		return amqpOf(r).reader.Holds(ctx, r.amqpName(f[1]), f[2], 1000)
+	}
 	if len(f) != 2 {
-		return 0, fmt.Errorf("write broker: ready|unacked|consumers|messages QUEUE")
+		return 0, fmt.Errorf("write broker: ready|unacked|consumers|messages|unavailable QUEUE, or broker: holds QUEUE MESSAGE-ID")
 	}
 	qs, err := amqpOf(r).queueStat(ctx, f[1])
 	if err != nil {
@@ -77,6 +84,17 @@ func brokerSource(ctx context.Context, r *Run, _ *lab.Step, expr string) (int, e
 		return 0, fmt.Errorf("broker: queue %s does not exist (misspelt, or not declared yet?)", qs.Name)
 	}
 	switch f[0] {
+	case "unavailable":
+		// What the queue held at the lab's last read, if no running node
+		// serves it now: there, not readable, not lost.
+		if qs.Down == "" {
+			return 0, nil
+		}
+		n, ok := broker.LastSeen(qs.Name)
+		if !ok {
+			return 0, fmt.Errorf("broker: queue %s is unavailable (%s) and the lab never read it while it was available: nothing to count", qs.Name, qs.Down)
+		}
+		return n, nil
 	case "ready":
 		return qs.Ready, nil
 	case "unacked":
@@ -86,7 +104,7 @@ func brokerSource(ctx context.Context, r *Run, _ *lab.Step, expr string) (int, e
 	case "messages":
 		return qs.Ready + broker.Held(qs.Name), nil
 	}
-	return 0, fmt.Errorf("broker: %q: use ready, unacked, consumers or messages", f[0])
+	return 0, fmt.Errorf("broker: %q: use ready, unacked, consumers, messages, unavailable or holds", f[0])
 }
 
 // amqpSource is the ledger's "amqp:" prefix: what the lab's own channels saw

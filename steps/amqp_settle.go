@@ -14,8 +14,11 @@ import (
 	"github.com/rmlab/lab/broker"
 )
 
-// ackKind settles deliveries on a named channel: basic.ack, or basic.nack
-// (requeue=true by default). The tag is a number — any number, including one
+// ackKind settles deliveries on a named channel: basic.ack, basic.nack or
+// basic.reject (requeue=true by default; reject settles one tag, never
+// multiple). A quorum queue on RabbitMQ 4.3 counts a reject with requeue
+// toward its delivery limit and a nack with requeue not at all: the two
+// are different steps so a lesson can show both. The tag is a number — any number, including one
 // another channel received, which the broker answers by closing this channel
 // with 406 PRECONDITION_FAILED — or last (the channel's latest delivery).
 //
@@ -30,8 +33,13 @@ import (
 type ackKind struct{ verb string }
 
 func (k ackKind) Check(s *lab.Step) error {
-	allowed := []string{"channel", "tag", "multiple", "error"}
-	if k.verb == "nack" {
+	allowed := []string{"channel", "tag", "error"}
+	switch k.verb {
+	case "ack":
+		allowed = append(allowed, "multiple")
+	case "nack":
+		allowed = append(allowed, "multiple", "requeue")
+	case "reject":
 		allowed = append(allowed, "requeue")
 	}
 	if err := CheckAttrs(s, allowed...); err != nil {
@@ -73,7 +81,10 @@ func (k ackKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	multiple := boolAttr(s, "multiple")
 	requeue := s.Attr("requeue", "true") != "false" && s.Attr("requeue", "true") != "no"
 	shown := fmt.Sprintf("basic.%s delivery-tag=%d multiple=%t", k.verb, tag, multiple)
-	if k.verb == "nack" {
+	if k.verb == "reject" {
+		shown = fmt.Sprintf("basic.reject delivery-tag=%d", tag)
+	}
+	if k.verb != "ack" {
 		shown += fmt.Sprintf(" requeue=%t", requeue)
 	}
 	shown += " (channel " + name + ")"
@@ -82,9 +93,12 @@ func (k ackKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	heldBefore := len(c.held)
 	st.mu.Unlock()
 	start := time.Now()
-	if k.verb == "ack" {
+	switch k.verb {
+	case "ack":
 		err = c.ch.Ack(tag, multiple)
-	} else {
+	case "reject":
+		err = c.ch.Reject(tag, requeue)
+	default:
 		err = c.ch.Nack(tag, multiple, requeue)
 	}
 	o := &Outcome{Source: k.verb + " " + name, Stmt: shown, Extra: map[string]string{}}
@@ -106,9 +120,9 @@ func (k ackKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		} else {
 			settled := st.settle(c, tag, multiple)
 			verb := "acknowledged: the broker deletes"
-			if k.verb == "nack" && requeue {
-				verb = "rejected with requeue: the broker puts back"
-			} else if k.verb == "nack" {
+			if k.verb != "ack" && requeue {
+				verb = "rejected with requeue: the broker puts back (past a quorum queue's delivery limit: dead-letters)"
+			} else if k.verb != "ack" {
 				verb = "rejected without requeue: the broker drops (or dead-letters)"
 			}
 			obs = append(obs, fmt.Sprintf("the broker accepted it (a basic.qos round trip came back): %s tag%s %s", verb, pluralS(len(settled)), joinTags(settled)))

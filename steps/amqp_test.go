@@ -234,3 +234,26 @@ func TestConsumeFailsOnFewerDeliveriesThanCountUnlessUpTo(t *testing.T) {
 	must(t, r, step("consume", "channel=A queue=orders count=3 up-to timeout=300ms", ""))
 	must(t, r, step("expect", "", "delivered 1"))
 }
+
+// A message still in its queue is waiting, not lost: the ledger finds it by
+// its message id, and only that id counts.
+func TestALedgerCountsAMessageStillQueuedAsWaitingNotLost(t *testing.T) {
+	r := amqpRun(t)
+	must(t, r, step("publish", "channel=pub queue=orders confirm id=event-bad", body))
+	must(t, r, step("publish", "channel=pub queue=orders confirm id=event-good", body))
+	res := must(t, r, step("ledger", "variant=unsafe expect=waiting", "intended: 1\napplied: 0\nwaiting: broker: holds orders event-good"))
+	if res.Ledger.Waiting != 1 || res.Ledger.Lost != 0 || res.Ledger.Verdict() != "waiting" {
+		t.Fatalf("ledger %+v, verdict %q", res.Ledger, res.Ledger.Verdict())
+	}
+	// Looking hands every message back.
+	must(t, r, step("queues", "", "orders"))
+	must(t, r, step("expect", "", "ready orders 2"))
+	// An id the queue does not hold is not waiting: the ledger says lost.
+	if res := r.Step(context.Background(), step("ledger", "variant=unsafe expect=waiting", "intended: 1\napplied: 0\nwaiting: broker: holds orders event-gone")); res.Passed || res.Ledger.Verdict() != "lost" {
+		t.Fatalf("a message the queue does not hold counted as waiting: %+v", res)
+	}
+	// A queue every node serves has nothing unavailable.
+	if res := r.Step(context.Background(), step("ledger", "variant=unsafe expect=unavailable", "intended: 1\napplied: 0\nunavailable: broker: unavailable orders")); res.Passed || res.Ledger.Unavailable != 0 {
+		t.Fatalf("a readable queue counted as unavailable: %+v", res)
+	}
+}

@@ -44,6 +44,7 @@ var (
 		"consume":        {status | table | shown, []string{"queue", "delivered", "redelivered", "tags"}},
 		"ack":            settleShape,
 		"nack":           settleShape,
+		"reject":         settleShape,
 		"close":          {shown, []string{"requeued"}},
 		"queues":         {table | shown, []string{"queue", "exists", "down", "ready", "unacked", "consumers"}},
 		"proxy":          {table | shown, []string{"publishes", "dropped-confirms"}},
@@ -54,7 +55,7 @@ var (
 	// sourceKinds maps an outcome's source (of="sql B", "worker c1") to the
 	// kind whose shape it has.
 	sourceKinds = map[string]string{"sql": "sql", "worker": "wait", "publish": "publish", "consume": "consume",
-		"channel": "consume", "ack": "ack", "nack": "nack", "queue": "queues", "proxy": "proxy",
+		"channel": "consume", "ack": "ack", "nack": "nack", "reject": "reject", "queue": "queues", "proxy": "proxy",
 		"broker-restart": "broker-restart", "chaos": "chaos", "redis": "redis", "http": "http",
 		"declare": "declare", "close": "close"}
 	// needs is what each verb of the core reads; the broker verbs read named
@@ -64,7 +65,7 @@ var (
 	// verbKinds are the verbs only some kinds' outcomes answer.
 	verbKinds = map[string][]string{"confirm": {"publish"}, "returned": {"publish"},
 		"delivered": {"consume"}, "redelivered": {"consume"}, "header": {"consume"},
-		"tags": {"consume", "ack", "nack"}}
+		"tags": {"consume", "ack", "nack", "reject"}}
 	verbWhat = map[string]string{"ok": "whether it succeeded", "error": "the error it ended with",
 		"affected": "the rows a statement changed", "rows": "result rows", "value": "result rows", "row": "result rows",
 		"waiting": "a SQL session that can block", "elapsed": "how long a SQL statement took", "contains": "the step's text"}

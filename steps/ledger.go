@@ -27,7 +27,11 @@ func RegisterSource(prefix string, src Source) {
 	sources[prefix] = src
 }
 
-var ledgerFields = []string{"intended", "committed", "published", "delivered", "applied", "absorbed", "lost", "duplicated"}
+var ledgerFields = []string{"intended", "committed", "published", "delivered", "applied", "absorbed", "waiting", "unavailable", "lost", "duplicated"}
+
+// Verdicts are what a ledger's expect= may name, as lab.Ledger.Verdict
+// gives them.
+var Verdicts = []string{"applied once", "lost", "duplicated", "lost and duplicated", "waiting", "unavailable"}
 
 // ledgerKind counts, from queries made at that moment, what a variant
 // intended and what happened.
@@ -39,9 +43,10 @@ var ledgerFields = []string{"intended", "committed", "published", "delivered", "
 //
 // Each line is FIELD: NUMBER, FIELD: SELECT ... (first column of the first
 // row, on db=), or FIELD: PREFIX: EXPR for a registered source (redis: GET
-// lab:x). lost and duplicated default to intended−applied and
-// applied−intended. expect= names the verdict the lesson shows: lost,
-// duplicated, "applied once".
+// lab:x). lost and duplicated default to intended−applied−waiting−
+// unavailable and applied−intended. expect= names the verdict the lesson
+// shows: lost, duplicated, "applied once", waiting (not applied, still
+// queued), unavailable (there, but no node serves it now).
 type ledgerKind struct{}
 
 func (ledgerKind) Check(s *lab.Step) error {
@@ -56,13 +61,13 @@ func (ledgerKind) Check(s *lab.Step) error {
 	default:
 		return fmt.Errorf("%s: ledger needs variant=unsafe or variant=safe", s.Where())
 	}
-	switch s.Attrs["expect"] {
-	case "lost", "duplicated", "applied once", "lost and duplicated":
-	case "":
+	switch v := s.Attrs["expect"]; {
+	case contains(Verdicts, v):
+	case v == "":
 		// A ledger without a verdict to meet passes whatever it counts.
 		return fmt.Errorf("%s: ledger has no expect=: write the verdict it must show, expect=lost, duplicated or \"applied once\" (a ledger without one never fails)", s.Where())
 	default:
-		return fmt.Errorf("%s: ledger expect=%q: use lost, duplicated or \"applied once\"", s.Where(), s.Attrs["expect"])
+		return fmt.Errorf("%s: ledger expect=%q: use lost, duplicated, waiting, unavailable or \"applied once\"", s.Where(), s.Attrs["expect"])
 	}
 	if s.Attrs["variant"] == "safe" && s.Attrs["expect"] != "applied once" {
 		return fmt.Errorf("%s: ledger variant=safe expect=%q: the safe variant is the one that applies each message once: expect=\"applied once\"", s.Where(), s.Attrs["expect"])
@@ -117,10 +122,11 @@ func (ledgerKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	}
 	l.Intended, l.Applied = got["intended"], got["applied"]
 	l.Committed, l.Published, l.Delivered, l.Absorbed = got["committed"], got["published"], got["delivered"], got["absorbed"]
+	l.Waiting, l.Unavailable = got["waiting"], got["unavailable"]
 	if v, ok := got["lost"]; ok {
 		l.Lost = v
-	} else if l.Intended > l.Applied {
-		l.Lost = l.Intended - l.Applied
+	} else if rest := l.Intended - l.Applied - l.Waiting - l.Unavailable; rest > 0 {
+		l.Lost = rest
 	}
 	if v, ok := got["duplicated"]; ok {
 		l.Twice = v
@@ -154,6 +160,12 @@ func LedgerText(l lab.Ledger) string {
 	s += fmt.Sprintf(", applied %d", l.Applied)
 	if l.Absorbed > 0 {
 		s += fmt.Sprintf(", duplicates absorbed %d", l.Absorbed)
+	}
+	if l.Waiting > 0 {
+		s += fmt.Sprintf(", waiting %d", l.Waiting)
+	}
+	if l.Unavailable > 0 {
+		s += fmt.Sprintf(", unavailable %d", l.Unavailable)
 	}
 	s += fmt.Sprintf(", lost %d, duplicated %d → %s", l.Lost, l.Twice, l.Verdict())
 	return s

@@ -369,6 +369,16 @@ func TestAmbiguousGlyphsNeverReachAPane(t *testing.T) {
 	}
 }
 
+// Chinese text's dash stays a dash: "----" in its place read as garbage.
+func TestTheChineseDashStaysADash(t *testing.T) {
+	if got := asciiSafe("消息——没有丢"); got != "消息——没有丢" {
+		t.Errorf("asciiSafe(\"消息——没有丢\") = %q", got)
+	}
+	if got := asciiSafe("a — b"); got != "a -- b" {
+		t.Errorf("a single dash in English: %q, want \"a -- b\"", got)
+	}
+}
+
 func TestNoColorStillMarksChangedRowsAndTheCursor(t *testing.T) {
 	st := NewStyles(true, false)
 	for name, s := range map[string]lipgloss.Style{"changed": st.Changed, "selected": st.Selected, "bad verdict": st.VerdictBad} {

@@ -143,9 +143,16 @@ func (a *App) footer() string {
 	if a.focus == focusLesson {
 		hints = a.c.t().HintsLesson
 	}
-	hint := ""
-	for _, h := range hints {
-		if displayWidth(hint)+2+displayWidth(h) > a.width {
+	// Those that do not fit are behind ?, and the bar says so: a key cut
+	// from the bar is never simply gone.
+	hint, more := "", a.c.t().MoreKeys
+	for i, h := range hints {
+		room := a.width
+		if i < len(hints)-1 {
+			room -= 2 + displayWidth(more)
+		}
+		if displayWidth(hint)+2+displayWidth(h) > room {
+			hint += "  " + more
 			break
 		}
 		hint += "  " + h

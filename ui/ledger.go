@@ -107,6 +107,8 @@ func (p *ledgerPanel) View() string {
 		{"delivered", func(l lab.Ledger) int { return l.Delivered }},
 		{"applied", func(l lab.Ledger) int { return l.Applied }},
 		{"absorbed", func(l lab.Ledger) int { return l.Absorbed }},
+		{"waiting", func(l lab.Ledger) int { return l.Waiting }},
+		{"unavailable", func(l lab.Ledger) int { return l.Unavailable }},
 		{"lost", func(l lab.Ledger) int { return l.Lost }},
 		{"duplicated", func(l lab.Ledger) int { return l.Twice }},
 	}
@@ -124,7 +126,7 @@ func (p *ledgerPanel) View() string {
 		}
 	}
 	if 3+len(rows) > room {
-		optional := map[string]bool{"committed": true, "published": true, "delivered": true, "absorbed": true}
+		optional := map[string]bool{"committed": true, "published": true, "delivered": true, "absorbed": true, "waiting": true, "unavailable": true}
 		all := rows
 		rows = rows[:0:0]
 		for _, f := range all {

@@ -307,7 +307,7 @@ func (p *lessonPane) result(s *lab.Step, r lab.Result, total, w int) (lines []st
 		return append(lines, p.predictResult(s, w)...), anchor
 	}
 	if obs := strings.TrimRight(r.Observed, "\n"); obs != "" {
-		for _, l := range strings.Split(asciiSafe(obs), "\n") {
+		for _, l := range reflowTables(strings.Split(asciiSafe(obs), "\n"), w-2) {
 			lines = append(lines, wrapStyled(st.Observed, "  "+l, w)...)
 		}
 	}

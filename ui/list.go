@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"strings"
 
 	tea "charm.land/bubbletea/v2"
 	lab "github.com/rmlab/lab"
@@ -76,7 +77,7 @@ func (p *listPane) View() string {
 	st, t := p.c.st, p.c.t()
 	iw, ih := p.w-2, p.h-2
 	var lines []string
-	cursorLine := 0
+	cursorLine, cursorEnd := 0, 0
 	part := lab.Part("")
 	for i, l := range p.lessons {
 		if l.Part != part {
@@ -100,19 +101,34 @@ func (p *listPane) View() string {
 		if l.ExplainOnly {
 			extra += t.ListRead
 		}
-		line := fitLine(fmt.Sprintf("%s%s %2d %s%s", open, p.mark(l), l.Number, oneLine(l.Title), extra), iw)
-		if i == p.cursor {
-			line = st.Selected.Render(line)
+		// A title wider than the pane wraps under itself: the list is
+		// narrow beside the lesson, and a title cut short names nothing.
+		prefix := fmt.Sprintf("%s%s %2d ", open, p.mark(l), l.Number)
+		pw := displayWidth(prefix)
+		body := []string{oneLine(l.Title) + extra}
+		if iw-pw >= 8 {
+			body = wrapText(oneLine(l.Title)+extra, iw-pw)
 		}
-		lines = append(lines, line)
+		for j, b := range body {
+			line := prefix + b
+			if j > 0 {
+				line = strings.Repeat(" ", pw) + b
+			}
+			line = fitLine(line, iw)
+			if i == p.cursor {
+				line = st.Selected.Render(line)
+				cursorEnd = len(lines)
+			}
+			lines = append(lines, line)
+		}
 	}
 	if len(lines) == 0 {
 		lines = []string{st.Dim.Render(t.NoLessons)}
 	}
-	// Keep the cursor in view.
+	// Keep the cursor's whole entry in view.
 	off := 0
-	if cursorLine >= ih {
-		off = cursorLine - ih + 1
+	if cursorEnd >= ih {
+		off = min(cursorEnd-ih+1, cursorLine)
 	}
 	if off > 0 {
 		lines = lines[off:]

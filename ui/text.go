@@ -11,7 +11,14 @@ import (
 // CJK locale draws those two cells wide while every width library counts
 // one, which pushes the right border of a pane out of line. Lesson text,
 // observed output and worker logs all pass through it before layout.
+//
+// Chinese text's dash, "——", is kept: it has no ASCII form a Chinese
+// reader reads as a dash ("----" reads as garbage), and its glyph is as
+// ambiguous as the "│" and "─" of every pane's border, so a terminal that
+// draws it wide has misdrawn the borders already. (Listed first: the
+// replacer tries its pairs in order.)
 var asciiReplacer = strings.NewReplacer(
+	"——", "——",
 	"…", "...", "→", "->", "←", "<-", "↑", "^", "↓", "v", "⇒", "=>",
 	"•", "*", "·", ".", "●", "*", "○", "o", "◦", "o", "■", "#", "□", "[]",
 	"✓", "ok", "✔", "ok", "✗", "x", "✘", "x", "×", "x", "÷", "/",

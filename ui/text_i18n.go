@@ -23,6 +23,7 @@ type text struct {
 	HelpQuit    string
 	HintsList   []string // footer hints in the lesson list, most useful first
 	HintsLesson []string // footer hints in a lesson
+	MoreKeys    string   // ends the footer when some hints did not fit
 
 	// The help overlay.
 	HelpTitle  string
@@ -157,6 +158,7 @@ var textEN = text{
 	HelpQuit:    "? help  q quit ",
 	HintsList:   []string{"up/down select", "enter open", "r reset lesson", "R reset all", "l en/zh", "? help", "q quit"},
 	HintsLesson: []string{"enter run next", "up/down scroll/select", "tab panels", "k kill", "c continue", "r reset", "l en/zh", "esc list", "pgup/pgdn"},
+	MoreKeys:    "? more",
 
 	HelpTitle:  "Keys",
 	HelpMarks:  " Marks: [x] done  [~] in progress  [ ] not started  > open",
@@ -278,10 +280,11 @@ var textEN = text{
 	Fields: map[string]string{
 		"intended": "intended", "committed": "committed", "published": "published", "delivered": "delivered",
 		"applied": "applied", "absorbed": "absorbed", "lost": "lost", "duplicated": "duplicated",
+		"waiting": "waiting", "unavailable": "unavailable",
 	},
 	Verdicts: map[string]string{
 		"applied once": "applied once", "lost": "lost", "duplicated": "duplicated",
-		"lost and duplicated": "lost and duplicated",
+		"lost and duplicated": "lost and duplicated", "waiting": "waiting", "unavailable": "unavailable",
 	},
 
 	ProgressUnreadable: "progress file unreadable, starting fresh: %s",
@@ -322,6 +325,7 @@ var textZH = text{
 	HelpQuit:    "? 帮助  q 退出 ",
 	HintsList:   []string{"up/down 选择", "enter 打开", "r 重置本课", "R 全部重置", "l en/zh", "? 帮助", "q 退出"},
 	HintsLesson: []string{"enter 运行下一步", "up/down 滚动/选择", "tab 面板", "k 杀死", "c 继续", "r 重置", "l en/zh", "esc 列表", "pgup/pgdn"},
+	MoreKeys:    "? 更多",
 
 	HelpTitle:  "按键",
 	HelpMarks:  " 标记: [x] 已完成  [~] 进行中  [ ] 未开始  > 已打开",
@@ -332,7 +336,7 @@ var textZH = text{
 		"down":       "选择课程、选项或 worker；否则滚动",
 		"enter":      "打开课程 / 运行下一步 / 采用所选选项",
 		"esc":        "回到课程列表（也关闭帮助）",
-		"tab":        "下一个面板（表格、队列、worker、台账）",
+		"tab":        "下一个面板（表格、队列、worker、账本）",
 		"shift+tab":  "上一个面板",
 		"pgup":       "课程向上翻一页",
 		"pgdn/space": "课程向下翻一页",
@@ -392,7 +396,7 @@ var textZH = text{
 	PredictMatch:   "预测与文章一致；接下来的步骤在真实服务上演示",
 	PredictDiffer:  "与文章的答案不同；接下来的步骤展示实际发生了什么",
 
-	Panels:  [panelCount]string{"表格", "队列", "Worker", "台账"},
+	Panels:  [panelCount]string{"表格", "队列", "Worker", "账本"},
 	TabNext: "  tab: 下一个面板",
 
 	NoTables:  "本课不展示表格",
@@ -434,7 +438,7 @@ var textZH = text{
 	Waiting:     "等待中",
 	Idle:        "空闲",
 
-	NoLedger:      "还没有台账：课程的 ledger 步骤会填写它",
+	NoLedger:      "还没有账本：课程的 ledger 步骤会填写它",
 	LedgerUnsafe:  "不安全",
 	LedgerSafe:    "安全",
 	LedgerVerdict: "结论",
@@ -443,9 +447,11 @@ var textZH = text{
 	Fields: map[string]string{
 		"intended": "预期", "committed": "已提交", "published": "已发布", "delivered": "已投递",
 		"applied": "已生效", "absorbed": "已吸收", "lost": "丢失", "duplicated": "重复",
+		"waiting": "仍在等待", "unavailable": "暂不可读",
 	},
 	Verdicts: map[string]string{
 		"applied once": "只生效一次", "lost": "丢失", "duplicated": "重复", "lost and duplicated": "丢失且重复",
+		"waiting": "仍在等待", "unavailable": "暂不可读",
 	},
 
 	ProgressUnreadable: "进度文件无法读取，从头开始: %s",

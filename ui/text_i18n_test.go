@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"github.com/rmlab/lab/steps"
 	"reflect"
 	"regexp"
 	"strings"
@@ -139,3 +140,15 @@ func TestLanguageSwitchSwitchesTheChrome(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// Every verdict a ledger can reach is said in every language: a missing one
+// would show the English word in a Chinese ledger.
+func TestEveryLedgerVerdictIsTranslated(t *testing.T) {
+	for lang, tx := range texts {
+		for _, v := range steps.Verdicts {
+			if _, ok := tx.Verdicts[v]; !ok {
+				t.Errorf("%s: verdict %q has no text", lang, v)
+			}
+		}
+	}
+}
