@@ -178,7 +178,7 @@ type Ledger struct {
 	Waiting     int `json:"waiting,omitempty"`
 	Unavailable int `json:"unavailable,omitempty"`
 	Lost        int `json:"lost"`
-	Twice     int    `json:"duplicated"` // effects applied more than once
+	Twice       int `json:"duplicated"` // effects applied more than once
 	// Fields are the figures the ledger step measured (lost and duplicated
 	// follow from them): a figure it did not give is not drawn as a 0.
 	Fields []string `json:"fields,omitempty"`
