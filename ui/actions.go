@@ -118,6 +118,7 @@ func (a *App) switchLang() tea.Cmd {
 	a.c.progress.Lang = other
 	a.list.SetLessons(a.lessons[other])
 	if a.sess != nil {
+		a.showLedgers()
 		a.lesson.Set(a.current(), a.sess)
 		if a.sess.next > 0 {
 			a.lesson.ShowStep(a.sess.next - 1)

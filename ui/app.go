@@ -191,6 +191,13 @@ func (a *App) setStatus(s string, bad bool) { a.status, a.statusBad = oneLine(s)
 
 func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	cmd := a.update(msg)
+	switch msg.(type) {
+	case stepDoneMsg, tea.KeyPressMsg:
+		// A menu came or went: the split layout gives its options room.
+		if a.mode == modeSplit && a.lesson.h != a.splitLessonH(a.width, max(a.height-2, 3)) {
+			a.relayout()
+		}
+	}
 	if a.observe != nil {
 		a.observe(a)
 	}
@@ -371,6 +378,7 @@ func (a *App) open(id string) tea.Cmd {
 	if l == nil {
 		return nil
 	}
+	id = l.ID // `lab open 31` names it by number; progress knows it by id
 	a.focus = focusLesson
 	if a.sess != nil && a.sess.lessonID == id {
 		a.relayout()
@@ -496,6 +504,27 @@ func (a *App) runNext() tea.Cmd {
 	return a.runStep()
 }
 
+// showLedgers hands the session's ledgers to the panel, each labelled as
+// its step is in the language shown (the run wrote the label it started
+// with).
+func (a *App) showLedgers() {
+	s := a.sess
+	if s == nil {
+		a.panels.ledger.Set(nil)
+		return
+	}
+	shown := append([]lab.Ledger(nil), s.ledgers...)
+	if l := a.current(); l != nil {
+		steps := l.Steps()
+		for i, idx := range s.ledgerSteps {
+			if idx < len(steps) && steps[idx].Kind == "ledger" {
+				shown[i].Label = steps[idx].Attrs["label"]
+			}
+		}
+	}
+	a.panels.ledger.Set(shown)
+}
+
 // stepDone records a step's result, saves progress, refreshes the panels
 // at once and, while catching up, starts the next step.
 func (a *App) stepDone(m stepDoneMsg) tea.Cmd {
@@ -503,7 +532,7 @@ func (a *App) stepDone(m stepDoneMsg) tea.Cmd {
 	if s == nil || !s.finish(m) {
 		return nil
 	}
-	a.panels.ledger.Set(s.ledgers)
+	a.showLedgers()
 	lp := a.c.progress.Of(s.lessonID)
 	if s.next >= s.resumeTo {
 		s.resumeTo = 0 // the re-run reached the learner's place

@@ -121,6 +121,16 @@ func TestProgressIsSavedAndTheLabResumesWhereTheLearnerLeftOff(t *testing.T) {
 		t.Fatalf("progress = %+v (last %q), want step 3 with kill-at=between", lp, p.Last)
 	}
 
+	// Opened by its number (lab open 11), the lesson is found by its id in
+	// the progress: the offer comes, and the last lesson stays its id.
+	byNum := newTestApp(t, nil, "en", "11", 100, 30)
+	dn := newDriver(t, byNum)
+	dn.until("the offer", 5*time.Second, idle)
+	if byNum.sess.offer != 3 || byNum.c.progress.Last != "fixture-choice" {
+		t.Fatalf("opened by number: offer %d, last lesson %q; want 3 and fixture-choice", byNum.sess.offer, byNum.c.progress.Last)
+	}
+	byNum.shutdown()
+
 	// A new lab with no lesson named opens the last one and offers to
 	// resume; enter re-runs its steps, on the same path and with replay's
 	// short waits, up to where the learner was.

@@ -122,7 +122,12 @@ func (p *chaosPanel) View() string {
 	body = append(body, fmt.Sprintf(t.ChaosHead, d.pipeline, d.seed, t.ChaosPhases[phase]))
 	// What is left under the chart: the legend, the totals, three faults,
 	// one line per run.
-	chartH := ih - 1 - 2 - 3 - len(d.done)
+	nf := len(d.timeline.Faults)
+	faultLines := min(nf, 3)
+	if nf > 3 {
+		faultLines++ // the "+N earlier" line
+	}
+	chartH := ih - 1 - 2 - faultLines - len(d.done)
 	if chartH >= 3 && len(d.timeline.Seconds) > 0 {
 		var tot chaos.Bucket
 		for _, b := range d.timeline.Seconds {
@@ -136,6 +141,10 @@ func (p *chaosPanel) View() string {
 			fmt.Sprintf(t.ChaosTotals, tot.Committed, tot.Published, tot.Applied, tot.Absorbed))
 	}
 	faults := d.timeline.Faults
+	if len(faults) > 3 {
+		// Said, not dropped: the chaos step's output lists every fault.
+		body = append(body, st.Dim.Render(fmt.Sprintf(t.ChaosEarlier, len(faults)-3)))
+	}
 	for _, f := range faults[max(0, len(faults)-3):] {
 		what := string(f.Kind) + " " + f.Target
 		if f.Point != "" {

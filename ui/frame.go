@@ -41,12 +41,25 @@ func (a *App) relayout() {
 		a.lesson.SetSize(W, bodyH)
 	default:
 		a.mode = modeSplit
-		lessonH := max(bodyH*11/20, 6)
+		lessonH := a.splitLessonH(W, bodyH)
 		a.lesson.SetSize(W, lessonH)
 		a.panels.SetSize(W, bodyH-lessonH)
 	}
 	a.list.active = a.focus == focusList
 	a.lesson.active = a.focus == focusLesson
+}
+
+// splitLessonH is the lesson pane's height in the split layout: a bit
+// over half, or, while a menu or the resume offer waits, what it takes to
+// read every option whole with two lines of the lesson above (the panels
+// keep at least 3 lines).
+func (a *App) splitLessonH(W, bodyH int) int {
+	h := max(bodyH*11/20, 6)
+	if s := a.sess; s != nil && !s.running && (s.pendingChoice() != nil || s.offer > 0) {
+		need := len(a.lesson.action(max(W-2, 1))) + 1 + 2 + 2 // action, rule, two lines of text, borders
+		h = max(h, min(need, bodyH-3))
+	}
+	return h
 }
 
 // View draws the screen: a header line, the body, a footer line.

@@ -81,7 +81,7 @@ func fill(t testing.TB, a *App) {
 // TestPanelsMatchGoldenFiles renders every pane and the whole screen with
 // the color profile pinned to ASCII at 80x24 and 200x60.
 func TestPanelsMatchGoldenFiles(t *testing.T) {
-	for _, size := range [][2]int{{80, 24}, {200, 60}} {
+	for _, size := range auditSizes {
 		w, h := size[0], size[1]
 		suffix := fmt.Sprintf("%dx%d", w, h)
 		t.Run(suffix, func(t *testing.T) {
@@ -118,11 +118,19 @@ func TestChineseLessonMatchesGoldenFile(t *testing.T) {
 	golden(t, "screen_lesson_zh_80x24", ascii(a.render()))
 }
 
-// TestChoiceMenuMatchesGoldenFile pins the fault menu of a choice step.
+// TestChoiceMenuMatchesGoldenFile pins the fault menu of a choice step, at
+// 100x30 and at each of the audit's sizes in both languages (the menu
+// takes the lines its options need).
 func TestChoiceMenuMatchesGoldenFile(t *testing.T) {
 	a := newTestApp(t, fakeEnv(), "en", "fixture-choice", 100, 30)
 	a.press("down")
 	golden(t, "screen_choice_100x30", ascii(a.render()))
+	for _, lang := range []string{"en", "zh"} {
+		for _, size := range auditSizes {
+			a := newTestApp(t, fakeEnv(), lang, "fixture-choice", size[0], size[1])
+			golden(t, fmt.Sprintf("screen_choice_%s_%dx%d", lang, size[0], size[1]), ascii(a.render()))
+		}
+	}
 }
 
 // press feeds one key to Update (commands are not run).
@@ -157,5 +165,22 @@ func TestChaosPanelMatchesGoldenFiles(t *testing.T) {
 				t.Errorf("%s line %d is %d cells wide, want 80: %q", lang, i, w, l)
 			}
 		}
+	}
+}
+
+// A run with more faults than the panel has lines for says how many it
+// left out, newest shown: the panel listed 3 of 5 and said nothing.
+func TestTheChaosPanelSaysHowManyFaultsItLeavesOut(t *testing.T) {
+	a := newTestApp(t, fakeEnv(), "en", "fixture-basics", 100, 30)
+	p := newChaosPanel(a.c)
+	p.SetSize(80, 16)
+	m := chaosFixture(p.gen)
+	m.timeline.Faults = append(m.timeline.Faults,
+		chaos.Mark{T: 3000, Kind: chaos.CutAMQP, Target: "consumers", Result: "cut"},
+		chaos.Mark{T: 3500, Kind: chaos.DropConfirm, Target: "relays", Result: "dropped"})
+	p.Update(m)
+	v := plainView(p.View())
+	if !strings.Contains(v, "(+2 earlier faults") || !strings.Contains(v, "3.5s drop-confirm") || strings.Contains(v, "0.5s drop-confirm") {
+		t.Errorf("the panel does not show the newest three faults and the count of the rest:\n%s", v)
 	}
 }

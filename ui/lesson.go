@@ -93,9 +93,10 @@ func (p *lessonPane) textWidth() int { return max(p.w-2, 1) }
 // does not jump while a timer counts.
 func (p *lessonPane) actionHeight() int {
 	if p.sess != nil && (p.sess.pendingChoice() != nil || p.sess.offer > 0) {
-		// As many lines as the wrapped prompt and options take, up to
-		// two thirds of the pane: the lesson text above stays readable.
-		return min(len(p.action(p.textWidth())), max(p.h*2/3, 3))
+		// As many lines as the wrapped prompt and options take: every
+		// option must be read whole to choose. The layout gives a menu
+		// the lines it needs (splitLessonH); one line of text stays.
+		return min(len(p.action(p.textWidth())), max(p.h-2-2, 1))
 	}
 	return 2
 }
@@ -306,7 +307,18 @@ func (p *lessonPane) result(s *lab.Step, r lab.Result, total, w int) (lines []st
 	if s.Kind == "predict" && r.Passed && p.sess != nil {
 		return append(lines, p.predictResult(s, w)...), anchor
 	}
-	if obs := strings.TrimRight(r.Observed, "\n"); obs != "" {
+	obs := strings.TrimRight(r.Observed, "\n")
+	// A choice's and a ledger's line are the screen's own words, said in
+	// the language shown (the run wrote them in the one it started in).
+	if s.Kind == "choice" && r.Passed && p.sess != nil {
+		if o, ok := p.chosen(s); ok {
+			obs = fmt.Sprintf("%s → %s: %s", s.Attrs["name"], o.Name, oneLine(o.Text))
+		}
+	}
+	if s.Kind == "ledger" && r.Ledger != nil {
+		obs = ledgerLine(t, *r.Ledger, s.Attrs["label"])
+	}
+	if obs != "" {
 		for _, l := range reflowTables(strings.Split(asciiSafe(obs), "\n"), w-2) {
 			lines = append(lines, wrapStyled(st.Observed, "  "+l, w)...)
 		}
@@ -474,4 +486,43 @@ func (p *lessonPane) predictResult(s *lab.Step, w int) []string {
 		return append(out, wrapStyled(st.Good, "  "+t.PredictMatch, w)...)
 	}
 	return append(out, wrapStyled(st.Warn, "  "+t.PredictDiffer, w)...)
+}
+
+// chosen is the option the run took at choice s, from the step shown.
+func (p *lessonPane) chosen(s *lab.Step) (steps.Option, bool) {
+	taken := p.sess.run.Choices[s.Attrs["name"]]
+	for _, o := range steps.Options(s) {
+		if o.Name == taken {
+			return o, true
+		}
+	}
+	return steps.Option{}, false
+}
+
+// ledgerLine is a ledger step's result in the screen's language: the
+// figures it measured and its verdict.
+func ledgerLine(t *text, l lab.Ledger, label string) string {
+	variant := t.LedgerUnsafe
+	if l.Variant == "safe" {
+		variant = t.LedgerSafe
+	}
+	if label != "" {
+		variant += " (" + oneLine(label) + ")"
+	}
+	var figs []string
+	for _, f := range []struct {
+		name string
+		n    int
+	}{{"intended", l.Intended}, {"committed", l.Committed}, {"published", l.Published}, {"delivered", l.Delivered},
+		{"applied", l.Applied}, {"absorbed", l.Absorbed}, {"waiting", l.Waiting}, {"unavailable", l.Unavailable},
+		{"lost", l.Lost}, {"duplicated", l.Twice}} {
+		if l.Measured(f.name) {
+			figs = append(figs, fmt.Sprintf("%s %d", t.Fields[f.name], f.n))
+		}
+	}
+	v := l.Verdict()
+	if s, ok := t.Verdicts[v]; ok {
+		v = s
+	}
+	return variant + ": " + strings.Join(figs, ", ") + " -> " + v
 }

@@ -138,10 +138,18 @@ func (p *queuesPanel) render() []string {
 		if q.Unacked >= 0 {
 			un = strconv.Itoa(q.Unacked)
 		}
-		out = append(out, row(oneLine(q.Name), strconv.Itoa(q.Ready), un, strconv.Itoa(q.Consumers), st.Dim.Render(oneLine(q.Source))))
+		out = append(out, row(oneLine(q.Name), strconv.Itoa(q.Ready), un, strconv.Itoa(q.Consumers), st.Dim.Render(oneLine(p.source(q.Source)))))
 	}
 	if p.err != "" {
 		out = append(out, st.Warn.Render(fmt.Sprintf(t.BrokerErr, p.err)))
 	}
 	return out
+}
+
+// source says where a queue's figures came from in the screen's language.
+func (p *queuesPanel) source(s string) string {
+	if v, ok := p.c.t().QueueSources[s]; ok {
+		return v
+	}
+	return s
 }

@@ -35,3 +35,21 @@ func TestAResultTableWiderThanThePaneBecomesRecords(t *testing.T) {
 		t.Errorf("reflowed:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// Wrapped text never passes its width: lipgloss.Wrap left a line ending in
+// " -" one cell too wide, and the pane cut its last letter for it.
+func TestWrappedTextNeverPassesItsWidth(t *testing.T) {
+	for _, s := range []string{
+		"  NotifyClose +1.2ms: channel B closed by the broker: 406 PRECONDITION_FAILED - unknown delivery tag 5",
+		"  contains claimed order-44-created-v1 with lease token worker-C-1234-5678 and more",
+		"一段中文 with English - and a dash, 还有更多的中文字符在这里。",
+	} {
+		for w := 10; w < 100; w++ {
+			for _, l := range wrapText(s, w) {
+				if displayWidth(l) > w {
+					t.Errorf("width %d: %q is %d cells", w, l, displayWidth(l))
+				}
+			}
+		}
+	}
+}

@@ -51,7 +51,10 @@ type RoomView struct {
 	Present func(ctx context.Context, id string) (tea.Model, func(), error)
 	// Reset ends a participant's session, cleans their namespace and
 	// forgets their progress (reset NAME; lab serve sets it).
-	Reset      func(ctx context.Context, name string) error
+	Reset func(ctx context.Context, name string) error
+	// Log records a command the instructor typed (lab serve writes it to
+	// its log and the room's, as lab room's commands are).
+	Log        func(line string)
 	presenter  tea.Model
 	presStop   func()
 	presenting string // the lesson presented, "" when none
@@ -275,17 +278,43 @@ func (v *RoomView) shown() []room.Participant {
 	return out
 }
 
+// inRoom reports whether name is one of the room's participants.
+func (v *RoomView) inRoom(name string) bool {
+	for _, p := range v.parts {
+		if p.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
 // rows is how many participant rows fit between the header and the polls.
 func (v *RoomView) rows() int { return max(v.height-6-v.pollLines(), 3) }
 
-// send parses a command line (room.Grammar) and sends it to the room.
+// send parses a command line (room.Grammar), carries it out, and has
+// lab serve log each one it accepted, as lab room's are.
 func (v *RoomView) send(line string) tea.Cmd {
+	cmd := v.dispatch(line)
+	if cmd == nil || v.Log == nil {
+		return cmd
+	}
+	log, plain := v.Log, room.Plain(line, 255)
+	return tea.Batch(cmd, func() tea.Msg { log("instructor: " + plain); return nil })
+}
+
+// dispatch carries out one command line; nil when it was refused (the
+// status line says why).
+func (v *RoomView) dispatch(line string) tea.Cmd {
 	if strings.TrimSpace(line) == "" {
 		return nil
 	}
 	if f := strings.Fields(line); f[0] == room.Watch {
 		if len(f) != 2 {
 			v.status = "write watch NAME"
+			return nil
+		}
+		if !v.inRoom(f[1]) {
+			v.status = "watch " + room.Plain(f[1], 32) + ": nobody of that name in this room"
 			return nil
 		}
 		v.watching, v.hasFrame, v.status = f[1], false, ""
@@ -356,15 +385,17 @@ func (v *RoomView) render() string {
 	for _, p := range v.parts {
 		count[p.State()]++
 	}
-	head := fmt.Sprintf(tx.Header, v.room.Name, len(v.parts),
-		len(v.parts)-count["offline"], count["failing"], count["stuck"], count["done"], count["offline"])
+	args := []any{v.room.Name, len(v.parts), len(v.parts) - count["offline"], count["failing"], count["stuck"], count["done"], count["offline"]}
+	head := fmt.Sprintf(tx.Header, args...)
+	if displayWidth(head) > v.width {
+		head = fmt.Sprintf(tx.HeaderShort, args...) // every count kept on a narrow screen
+	}
 	b.WriteString(cut(st.Header.Render(head), v.width) + "\n")
 	if v.err != nil {
 		b.WriteString(cut(st.Bad.Render(fmt.Sprintf(tx.CannotRead, v.err)), v.width) + "\n")
 	}
 	shown := v.shown()
 	rows := v.rows()
-	v.top = min(max(v.top, 0), max(len(shown)-rows, 0))
 	// Narrow screens show the lesson by its number (what goto takes), so
 	// the failing step and its why keep their room.
 	lessonW, lessonOf := 30, v.lessonName
@@ -374,39 +405,25 @@ func (v *RoomView) render() string {
 	// Columns padded by display width: Chinese is two cells a character.
 	row := func(c ...string) string {
 		return padRight(c[0], 14) + " " + padRight(c[1], 8) + " " + padRight(c[2], lessonW) + " " + padLeft(c[3], 7) + " " +
-			padLeft(c[4], 8) + " " + padLeft(c[5], 4) + "  " + c[6]
+			padLeft(c[4], 9) + " " + padLeft(c[5], 4) + "  " + c[6]
 	}
 	b.WriteString(cut(st.Bold.Render(row(tx.Cols[:]...)), v.width) + "\n")
+	entries := make([][]string, len(shown))
+	for i, p := range shown {
+		entries[i] = v.entry(p, row, lessonOf)
+	}
+	// The last top that still fills the rows, counted in lines: a
+	// participant whose why wraps takes several, and clamping by
+	// participants left the end of the list out of reach.
+	maxTop, used := len(shown), 0
+	for maxTop > 0 && used+len(entries[maxTop-1]) <= rows {
+		maxTop--
+		used += len(entries[maxTop])
+	}
+	v.top = min(max(v.top, 0), min(maxTop, max(len(shown)-1, 0)))
 	used, last := 0, v.top-1
 	for i := v.top; i < len(shown) && used < rows; i++ {
-		p := shown[i]
-		on := p.OnStep.Round(time.Second).String()
-		switch {
-		case p.Done:
-			on = tx.Done
-		case !p.Online:
-			on = fmt.Sprintf(tx.Off, time.Since(p.Updated).Round(time.Minute))
-		}
-		info := p.Verdicts
-		if p.FailStep != "" {
-			info = p.FailStep + ": " + p.FailWhy
-		}
-		line := row(p.Name, tx.States[p.State()], lessonOf(p.Lesson), fmt.Sprintf("%d/%d", p.Step, p.Steps), on, strconv.Itoa(p.Failed), "")
-		// What does not fit after the columns continues on the lines
-		// below, indented: a failing step's why is what the instructor
-		// walks over for.
-		lines := []string{line}
-		if room := v.width - lipgloss.Width(line); room >= 20 || info == "" {
-			wrapped := wrapText(info, max(room, 20))
-			lines[0] += wrapped[0]
-			for _, w := range wrapped[1:] {
-				lines = append(lines, strings.Repeat(" ", lipgloss.Width(line))+w)
-			}
-		} else {
-			for _, w := range wrapText(info, max(v.width-4, 20)) {
-				lines = append(lines, "    "+w)
-			}
-		}
+		p, lines := shown[i], entries[i]
 		if used > 0 && used+len(lines) > rows {
 			break
 		}
@@ -447,6 +464,48 @@ func (v *RoomView) render() string {
 		b.WriteString(cut(st.Dim.Render(keys), v.width))
 	}
 	return b.String()
+}
+
+// entry is one participant's lines in the room's table: the columns, and
+// what does not fit after them (a failing step's why, the verdicts) on the
+// lines below, indented: the why is what the instructor walks over for.
+func (v *RoomView) entry(p room.Participant, row func(...string) string, lessonOf func(string) string) []string {
+	tx := v.tx()
+	on := p.OnStep.Round(time.Second).String()
+	switch {
+	case p.Done:
+		on = tx.Done
+	case !p.Online:
+		on = fmt.Sprintf(tx.Off, shortAgo(time.Since(p.Updated)))
+	}
+	info := p.Verdicts
+	if p.FailStep != "" {
+		info = p.FailStep + ": " + p.FailWhy
+	}
+	line := row(p.Name, tx.States[p.State()], lessonOf(p.Lesson), fmt.Sprintf("%d/%d", p.Step, p.Steps), on, strconv.Itoa(p.Failed), "")
+	lines := []string{line}
+	if room := v.width - lipgloss.Width(line); room >= 20 || info == "" {
+		wrapped := wrapText(info, max(room, 20))
+		lines[0] += wrapped[0]
+		for _, w := range wrapped[1:] {
+			lines = append(lines, strings.Repeat(" ", lipgloss.Width(line))+w)
+		}
+	} else {
+		for _, w := range wrapText(info, max(v.width-4, 20)) {
+			lines = append(lines, "    "+w)
+		}
+	}
+	return lines
+}
+
+// shortAgo is a time since, in minutes or hours and minutes ("24m",
+// "1h05m"): the column holds it whole.
+func shortAgo(d time.Duration) string {
+	m := int(d.Round(time.Minute).Minutes())
+	if m < 60 {
+		return fmt.Sprintf("%dm", m)
+	}
+	return fmt.Sprintf("%dh%02dm", m/60, m%60)
 }
 
 // cut fits a line to w columns, marking a cut with … so nothing is lost

@@ -257,3 +257,75 @@ func TestTheLedgerPanelDrawsOnlyWhatWasMeasured(t *testing.T) {
 		t.Errorf("the safe side's measured figures are missing:\n%s", v)
 	}
 }
+
+// A participant whose why or verdicts wrap takes several lines: the room
+// still scrolls to the last one, in every filter (the scroll was clamped
+// by participants, and the last four of forty were out of reach).
+func TestTheRoomReachesEveryoneWhenTheirRowsWrap(t *testing.T) {
+	m := fortyInARoom()
+	for i := 32; i < 40; i++ {
+		m.parts[i].Online = false
+		m.parts[i].Updated = time.Now().Add(-24 * time.Minute)
+		m.parts[i].Verdicts = "unsafe: duplicate points, safe: one award, and a verdict long enough to wrap twice at eighty columns"
+	}
+	for i := 2; i < 10; i++ {
+		m.parts[i].FailStep, m.parts[i].FailWhy = "[5/20] expect", "value 11: value is 10, and a why long enough to wrap onto a second line at eighty"
+	}
+	for _, f := range []struct {
+		keys string
+		want int
+	}{{"", 40}, {"f", 10}, {"ff", 8}} {
+		v := newRoomView(t, 80, 24)
+		v.Update(m)
+		for _, k := range f.keys {
+			v.key(tea.KeyPressMsg{Code: k, Text: string(k)})
+		}
+		seen := map[string]bool{}
+		for range 60 {
+			for _, l := range strings.Split(ansi.Strip(v.render()), "\n") {
+				if fs := strings.Fields(l); len(fs) > 0 && strings.HasPrefix(fs[0], "p") && len(fs[0]) == 3 {
+					seen[fs[0]] = true
+				}
+			}
+			v.key(tea.KeyPressMsg{Code: tea.KeyDown})
+		}
+		if len(seen) != f.want {
+			t.Errorf("filter %q: saw %d of %d participants by scrolling", f.keys, len(seen), f.want)
+		}
+		if head := strings.Split(ansi.Strip(v.render()), "\n")[0]; !strings.Contains(head, "8 off") {
+			t.Errorf("the header at 80 columns lost the offline count: %q", head)
+		}
+		if out := ansi.Strip(v.render()); strings.Contains(out, "off 24m0s") {
+			t.Errorf("an offline time in seconds pushes the columns out:\n%s", out)
+		}
+	}
+}
+
+// At 80×24 the projector keeps its poll and its keys on screen: lessons
+// it has no lines for are counted, and each lesson's counts show whole.
+func TestTheProjectorFitsItsPollAndKeysAt80x24(t *testing.T) {
+	m := fortyInARoom()
+	ls, _ := labs.Builtin("en")
+	for i := range m.parts {
+		m.parts[i].Lesson = ls[i%12].ID // twelve lessons: more than 24 lines hold
+	}
+	m.polls = []room.Poll{{Lesson: ls[0].ID, Name: "x", Answers: map[string]int{"yes": 3, "no": 1}, Answered: 4, Reached: 4}}
+	v := newRoomView(t, 80, 24)
+	v.Update(m)
+	v.key(tea.KeyPressMsg{Code: 'p', Text: "p"})
+	out := ansi.Strip(v.render())
+	lines := strings.Split(out, "\n")
+	if len(lines) > 24 {
+		t.Errorf("the projector is %d lines at 80×24:\n%s", len(lines), out)
+	}
+	for _, want := range []string{"answered 4 of 4", "more lessons", "working,"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the projector at 80×24 lacks %q:\n%s", want, out)
+		}
+	}
+	for _, l := range lines {
+		if strings.Contains(l, "working") && !strings.Contains(l, "done") {
+			t.Errorf("a lesson's counts are cut: %q", l)
+		}
+	}
+}

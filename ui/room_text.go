@@ -4,6 +4,7 @@ package ui
 // language (the screen's own texts are in text_i18n.go).
 type roomText struct {
 	Header      string // " room %s: %d participants: %d online, %d failing, %d stuck, %d done, %d offline "
+	HeaderShort string // the same, for a narrow screen
 	CannotRead  string // "cannot read the room: %v"
 	Cols        [7]string
 	States      map[string]string // online, failing, stuck, done, offline
@@ -31,6 +32,7 @@ type roomText struct {
 	Working     string // "   %d working, %d done"
 	Steps       string // "  steps 0-%d  %s"
 	NobodyOn    string
+	MoreLessons string // lessons (and the people on them) the projector had no lines for
 	Poll        string // "poll: %s / %s"
 	Answered    string // "  answered %d of %d in this lesson"
 	ArticleMark string
@@ -40,11 +42,12 @@ type roomText struct {
 
 var roomTexts = map[string]roomText{
 	"en": {
-		Header:     " room %s: %d participants: %d online, %d failing, %d stuck, %d done, %d offline ",
-		CannotRead: "cannot read the room: %v",
-		Cols:       [7]string{"participant", "state", "lesson", "step", "on step", "fail", "why | verdicts"},
-		States:     map[string]string{"online": "online", "failing": "failing", "stuck": "stuck", "done": "done", "offline": "offline"},
-		Off:        "off %s", Done: "done",
+		Header:      " room %s: %d participants: %d online, %d failing, %d stuck, %d done, %d offline ",
+		HeaderShort: " %s: %d in all, %d on, %d failing, %d stuck, %d done, %d off ",
+		CannotRead:  "cannot read the room: %v",
+		Cols:        [7]string{"participant", "state", "lesson", "step", "on step", "fail", "why | verdicts"},
+		States:      map[string]string{"online": "online", "failing": "failing", "stuck": "stuck", "done": "done", "offline": "offline"},
+		Off:         "off %s", Done: "done",
 		Filters:  [4]string{"everyone", "needs help (failing or stuck)", "offline", "done"},
 		Showing:  "showing %s",
 		Nobody:   "nobody yet: participants run ssh -p PORT NAME@HOST",
@@ -60,16 +63,18 @@ var roomTexts = map[string]roomText{
 		WaitingFor: "waiting for %s's screen (their server publishes it within a second if they are online)",
 		BackToRoom: "esc: back to the room",
 		ProjHeader: " room %s ", Working: "   %d working, %d done", Steps: "  steps 0-%d  %s", NobodyOn: "nobody online yet",
-		Poll: "poll: %s / %s", Answered: "  answered %d of %d in this lesson", ArticleMark: "  ← the article",
+		MoreLessons: "  +%d more lessons, %d people on them (a taller window shows them)",
+		Poll:        "poll: %s / %s", Answered: "  answered %d of %d in this lesson", ArticleMark: "  ← the article",
 		ProjKeys:   "p: back to the room  a: show the article's answer",
 		PresentEnd: "presentation ended: every participant is back where they were",
 	},
 	"zh": {
-		Header:     " 教室 %s：%d 名学员：在线 %d，失败 %d，卡住 %d，完成 %d，离线 %d ",
-		CannotRead: "读不到教室：%v",
-		Cols:       [7]string{"学员", "状态", "课程", "步骤", "本步用时", "失败", "原因 | 结论"},
-		States:     map[string]string{"online": "在线", "failing": "失败", "stuck": "卡住", "done": "完成", "offline": "离线"},
-		Off:        "离线 %s", Done: "完成",
+		Header:      " 教室 %s：%d 名学员：在线 %d，失败 %d，卡住 %d，完成 %d，离线 %d ",
+		HeaderShort: " %s：共 %d，在线 %d，失败 %d，卡住 %d，完成 %d，离线 %d ",
+		CannotRead:  "读不到教室：%v",
+		Cols:        [7]string{"学员", "状态", "课程", "步骤", "本步用时", "失败", "原因 | 结论"},
+		States:      map[string]string{"online": "在线", "failing": "失败", "stuck": "卡住", "done": "完成", "offline": "离线"},
+		Off:         "离线 %s", Done: "完成",
 		Filters:  [4]string{"全部", "需要帮助（失败或卡住）", "离线", "完成"},
 		Showing:  "显示：%s",
 		Nobody:   "还没有人：学员运行 ssh -p PORT NAME@HOST",
@@ -85,7 +90,8 @@ var roomTexts = map[string]roomText{
 		WaitingFor: "等待 %s 的屏幕（学员在线时，其服务器一秒内发布）",
 		BackToRoom: "esc：回到教室",
 		ProjHeader: " 教室 %s ", Working: "   进行中 %d，完成 %d", Steps: "  步骤 0-%d  %s", NobodyOn: "还没有人在线",
-		Poll: "投票：%s / %s", Answered: "  本课 %[2]d 人中 %[1]d 人已回答", ArticleMark: "  ← 文章的答案",
+		MoreLessons: "  另有 %d 课，%d 人在学（窗口更高时显示）",
+		Poll:        "投票：%s / %s", Answered: "  本课 %[2]d 人中 %[1]d 人已回答", ArticleMark: "  ← 文章的答案",
 		ProjKeys:   "p：回到教室  a：显示文章的答案",
 		PresentEnd: "演示结束：每位学员回到各自的位置",
 	},

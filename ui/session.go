@@ -21,15 +21,16 @@ const stepTimeout = 2 * time.Minute
 // Only the App's Update touches its fields; the step itself runs in a
 // command goroutine that holds busy, so closing the run waits for it.
 type session struct {
-	sid      int // tags step messages: a reset makes a new session
-	lessonID string
-	run      *steps.Run
-	steps    []*lab.Step
-	results  map[int]lab.Result
-	next     int // index of the next step to run
-	running  bool
-	runStart time.Time
-	ledgers  []lab.Ledger
+	sid         int // tags step messages: a reset makes a new session
+	lessonID    string
+	run         *steps.Run
+	steps       []*lab.Step
+	results     map[int]lab.Result
+	next        int // index of the next step to run
+	running     bool
+	runStart    time.Time
+	ledgers     []lab.Ledger
+	ledgerSteps []int // the step each ledger came from
 	// waitSince is when a statement left blocked on a lock started, by SQL
 	// session name, to show "waiting 4.2s".
 	waitSince map[string]time.Time
@@ -182,6 +183,7 @@ func (s *session) finish(m stepDoneMsg) bool {
 	s.results[m.idx] = m.res
 	if m.res.Ledger != nil {
 		s.ledgers = append(s.ledgers, *m.res.Ledger)
+		s.ledgerSteps = append(s.ledgerSteps, m.idx)
 	}
 	st := s.steps[m.idx]
 	// A statement left blocked on a lock: remember when it began so the

@@ -117,7 +117,20 @@ func wrapText(s string, w int) []string {
 	if w <= 0 {
 		return nil
 	}
-	return strings.Split(lipgloss.Wrap(s, w, ""), "\n")
+	var lines []string
+	for _, l := range strings.Split(lipgloss.Wrap(s, w, ""), "\n") {
+		// A space left at a break would push a full line one cell past
+		// the pane, and its last letter would be cut for it.
+		l = strings.TrimRight(l, " ")
+		if displayWidth(l) > w {
+			// lipgloss.Wrap leaves a line ending in " -" one cell too
+			// wide ("406 PRECONDITION_FAILED - …"): broken by width.
+			lines = append(lines, strings.Split(ansi.Hardwrap(l, w, true), "\n")...)
+			continue
+		}
+		lines = append(lines, l)
+	}
+	return lines
 }
 
 // padRight pads s to w cells (never truncates).

@@ -2,6 +2,7 @@ package ui
 
 import (
 	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/broker"
 	"github.com/rmlab/lab/worker"
 )
 
@@ -87,17 +88,19 @@ type text struct {
 	NoQueues          string
 	QueuesUnavailable string
 	NotDeclared       string
-	QueueDown         string    // the queue's node is down
-	QueueCols         [5]string // queue, ready, unacked, consumers, source
-	BrokerErr         string    // "broker: %s"
+	QueueDown         string            // the queue's node is down
+	QueueCols         [5]string         // queue, ready, unacked, consumers, source
+	BrokerErr         string            // "broker: %s"
+	QueueSources      map[string]string // broker.Source* → this language
 
-	ChaosTitle  string
-	ChaosIdle   string
-	ChaosHead   string            // "pipeline %s, seed %d: %s"
-	ChaosPhases map[string]string // setup, schedule, drain, check, done
-	ChaosLegend string
-	ChaosTotals string // committed, published, applied, absorbed so far
-	ChaosResult string // pipeline, committed, lost, twice, absorbed
+	ChaosTitle   string
+	ChaosIdle    string
+	ChaosHead    string            // "pipeline %s, seed %d: %s"
+	ChaosPhases  map[string]string // setup, schedule, drain, check, done
+	ChaosLegend  string
+	ChaosTotals  string // committed, published, applied, absorbed so far
+	ChaosEarlier string // "(+%d earlier faults: the chaos step's output lists all)"
+	ChaosResult  string // pipeline, committed, lost, twice, absorbed
 
 	NoWorkers   string
 	WorkerCols  [4]string // name, kind, pid, state
@@ -249,14 +252,19 @@ var textEN = text{
 	QueueDown:         "unavailable: its node is down",
 	QueueCols:         [5]string{"queue", "ready", "unacked", "consumers", "source"},
 	BrokerErr:         "broker: %s",
+	QueueSources: map[string]string{
+		broker.SourcePassive:    "passive declare; unacked: the lab's own channels",
+		broker.SourceManagement: "passive declare; unacked: management API",
+	},
 
-	ChaosTitle:  "Chaos",
-	ChaosIdle:   "no chaos run yet: the chaos step starts one",
-	ChaosHead:   "pipeline %s, seed %d: %s",
-	ChaosPhases: map[string]string{"setup": "setting up", "schedule": "faults being injected", "drain": "draining", "check": "checking", "done": "done"},
-	ChaosLegend: "dots: committed/s  line: applied/s",
-	ChaosTotals: "so far: %d committed, %d published, %d applied, %d duplicates absorbed",
-	ChaosResult: "%s: %d committed, lost %d, twice %d, duplicates absorbed %d",
+	ChaosTitle:   "Chaos",
+	ChaosIdle:    "no chaos run yet: the chaos step starts one",
+	ChaosHead:    "pipeline %s, seed %d: %s",
+	ChaosPhases:  map[string]string{"setup": "setting up", "schedule": "faults being injected", "drain": "draining", "check": "checking", "done": "done"},
+	ChaosLegend:  "dots: committed/s  line: applied/s",
+	ChaosTotals:  "so far: %d committed, %d published, %d applied, %d duplicates absorbed",
+	ChaosEarlier: "(+%d earlier faults: the chaos step's output lists them all)",
+	ChaosResult:  "%s: %d committed, lost %d, twice %d, duplicates absorbed %d",
 
 	NoWorkers:  "no worker processes",
 	WorkerCols: [4]string{"name", "kind", "pid", "state"},
@@ -416,14 +424,19 @@ var textZH = text{
 	QueueDown:         "不可用：所在节点已停机",
 	QueueCols:         [5]string{"队列", "就绪", "未确认", "消费者", "来源"},
 	BrokerErr:         "Broker: %s",
+	QueueSources: map[string]string{
+		broker.SourcePassive:    "被动声明；未确认数：实验室自己的通道",
+		broker.SourceManagement: "被动声明；未确认数：管理 API",
+	},
 
-	ChaosTitle:  "混沌",
-	ChaosIdle:   "还没有混沌运行：chaos 步骤会启动一次",
-	ChaosHead:   "管道 %s，种子 %d：%s",
-	ChaosPhases: map[string]string{"setup": "准备中", "schedule": "正在注入故障", "drain": "排空中", "check": "检查中", "done": "已完成"},
-	ChaosLegend: "点：每秒提交  线：每秒生效",
-	ChaosTotals: "累计：提交 %d，发布 %d，生效 %d，吸收的重复 %d",
-	ChaosResult: "%s：提交 %d，丢失 %d，重复生效 %d，被吸收的重复 %d",
+	ChaosTitle:   "混沌",
+	ChaosIdle:    "还没有混沌运行：chaos 步骤会启动一次",
+	ChaosHead:    "管道 %s，种子 %d：%s",
+	ChaosPhases:  map[string]string{"setup": "准备中", "schedule": "正在注入故障", "drain": "排空中", "check": "检查中", "done": "已完成"},
+	ChaosLegend:  "点：每秒提交  线：每秒生效",
+	ChaosTotals:  "累计：提交 %d，发布 %d，生效 %d，吸收的重复 %d",
+	ChaosEarlier: "（另有 %d 个更早的故障：chaos 步骤的输出列出了全部）",
+	ChaosResult:  "%s：提交 %d，丢失 %d，重复生效 %d，被吸收的重复 %d",
 
 	NoWorkers:  "没有 worker 进程",
 	WorkerCols: [4]string{"名称", "类型", "pid", "状态"},

@@ -58,12 +58,13 @@ var walkFirst = []string{"broker-cluster", "outbox-chaos"}
 // process of the lane's namespace may be left.
 func TestEveryLessonCanBeWalkedWithKeysAlone(t *testing.T) {
 	for _, lang := range []struct {
-		name string
-		last bool  // take the last option of each menu (else the first)
-		only []int // lesson numbers walked (nil: all)
+		name  string
+		last  bool  // take the last option of each menu (else the first)
+		only  []int // lesson numbers walked (nil: all)
+		audit bool  // audit every frame at every size, in en and zh
 	}{
-		{"en", true, nil},
-		{"zh", false, []int{1, 13, 24, 30}},
+		{"en", true, nil, true},
+		{"zh", false, []int{1, 13, 24, 30}, false},
 	} {
 		t.Run(lang.name, func(t *testing.T) {
 			ls, err := labs.Builtin(lang.name)
@@ -101,7 +102,7 @@ func TestEveryLessonCanBeWalkedWithKeysAlone(t *testing.T) {
 						}
 					})
 					for l := range queue {
-						t.Run(l.ID, func(t *testing.T) { walkLesson(t, env, "", lang.name, l, lang.last) })
+						t.Run(l.ID, func(t *testing.T) { walkLesson(t, env, "", lang.name, l, lang.last, lang.audit) })
 					}
 				})
 			}
@@ -121,7 +122,7 @@ func containsInt(xs []int, x int) bool {
 // walkLesson opens lesson l in a fresh screen (fresh progress file) and
 // walks it with keys. dir is the lessons directory, "" for the built-in
 // lessons.
-func walkLesson(t *testing.T, env *steps.Env, dir, lang string, l *lab.Lesson, last bool) {
+func walkLesson(t *testing.T, env *steps.Env, dir, lang string, l *lab.Lesson, last, audit bool) {
 	a, err := newApp(context.Background(), Options{Env: env, Lang: lang, Start: l.ID, LessonsDir: dir,
 		Progress: progress.FileStore{Path: filepath.Join(t.TempDir(), "progress.json")}})
 	if err != nil {
@@ -137,6 +138,20 @@ func walkLesson(t *testing.T, env *steps.Env, dir, lang string, l *lab.Lesson, l
 	})
 	tx := a.c.t()
 	s := a.sess
+	// The screen audit: every frame of the walk drawn at three sizes in
+	// both languages, as a learner at any terminal would see it.
+	au := newAuditor(t, d, a)
+	check := func(where string) {
+		if audit {
+			au.frame(where)
+		}
+	}
+	defer func() {
+		if audit {
+			t.Logf("screen audit: %d frames", au.frames)
+		}
+	}()
+	check("the lesson opened")
 
 	if l.ExplainOnly || len(s.steps) == 0 {
 		if v := plainView(a.lesson.View()); !strings.Contains(v, tx.ExplainOnly) {
@@ -167,6 +182,7 @@ func walkLesson(t *testing.T, env *steps.Env, dir, lang string, l *lab.Lesson, l
 				t.Fatalf("step %d (%s line %d): the menu cursor is on option %d after the keys, want %d",
 					prev+1, ch.Kind, ch.Line, s.cursor, want)
 			}
+			check(fmt.Sprintf("step %d (%s line %d), its menu open", prev+1, ch.Kind, ch.Line))
 		}
 		d.press("enter")
 		if !s.running {
@@ -175,6 +191,7 @@ func walkLesson(t *testing.T, env *steps.Env, dir, lang string, l *lab.Lesson, l
 		}
 		d.until(fmt.Sprintf("step %d (%s, line %d) to finish", prev+1, st.Kind, st.Line), walkStepTimeout,
 			func(a *App) bool { return idle(a) && a.sess.next > prev })
+		check(fmt.Sprintf("step %d (%s line %d) done", prev+1, st.Kind, st.Line))
 		if r := s.results[prev]; !r.Passed && !r.Skipped {
 			t.Fatalf("step %d/%d (%s, %s:%d) failed: %s\nobserved:\n%s\nscreen:\n%s",
 				prev+1, len(s.steps), st.Kind, filepath.Base(st.File), st.Line, r.Why, r.Observed, plainView(a.render()))

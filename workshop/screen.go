@@ -168,6 +168,7 @@ func (s *Server) program(sess ssh.Session) *tea.Program {
 		rv := ui.NewRoom(sess.Context(), rm, s.lessonList())
 		rv.Present = s.presenterScreen
 		rv.Lang = s.cfg.Lang
+		rv.Log = func(line string) { s.logf("%s", line) }
 		rv.Reset = func(ctx context.Context, name string) error {
 			if p := services.NamespaceProblem(name); p != "" {
 				return fmt.Errorf("%q is not a participant's name: %s", name, p)
@@ -175,7 +176,6 @@ func (s *Server) program(sess ssh.Session) *tea.Program {
 			var out strings.Builder
 			cl := cleaner.New(ctx, s.cfg.Services, s.cfg.LessonsDir, &out)
 			defer cl.Close()
-			s.logf("instructor: reset %s", name)
 			if err := rm.Reset(ctx, name, func(ctx context.Context, ns string) { cl.Namespace(ctx, services.Names{NS: ns}) }); err != nil {
 				return err
 			}

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -292,6 +293,9 @@ func binary() string {
 	return worker.Beside(exe)
 }
 
+// commands are lab's commands, for the advice on flags put before one.
+var commands = []string{"open", "list", "check", "doctor", "clean", "room", "replay", "serve", "chaos", "bench", "worker", "help"}
+
 // runScreen is `lab` and `lab open ID`: the screen.
 func runScreen(ctx context.Context, cmd string, args []string, stderr io.Writer) int {
 	head := "usage: lab [flags]\n\nopens the screen at the first lesson, or where you left off\n"
@@ -308,6 +312,10 @@ func runScreen(ctx context.Context, cmd string, args []string, stderr io.Writer)
 		start = fs.Arg(0)
 	case cmd == "open":
 		fmt.Fprintln(stderr, "lab open: name one lesson id or number (see `lab list`)")
+		return 2
+	case fs.NArg() > 0 && slices.Contains(commands, fs.Arg(0)):
+		// `lab --no-docker list`: each command has its own flags, after it.
+		fmt.Fprintf(stderr, "lab: flags go after the command: lab %s %s\n", fs.Arg(0), strings.Join(args[:len(args)-fs.NArg()], " "))
 		return 2
 	case fs.NArg() > 0:
 		fmt.Fprintf(stderr, "lab: unknown command %q\n\n%s", fs.Arg(0), usage)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -36,7 +37,10 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	var g globals
 	fs := flag.NewFlagSet("lab serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, serveUsage) }
+	fs.Usage = func() {
+		fmt.Fprint(stderr, serveUsage+"\nflags:\n")
+		fs.PrintDefaults()
+	}
 	g.flags(fs)
 	listen := fs.String("listen", "127.0.0.1:2222", "address to accept SSH on")
 	hostKey := fs.String("host-key", "", "host key file, created on first start (default: the state directory)")
@@ -50,6 +54,9 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	ownBroker := fs.Bool("own-broker", false, "let participants' lessons start RabbitMQ nodes of their own (lesson 14's restart, lesson 19's three nodes: about 150 MB and seconds of a core per node)")
 	roomName := fs.String("room", "", "keep the room's state in MySQL (lab_room_NAME), shared by every lab serve of the room")
 	if err := fs.Parse(interleave(fs, args)); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0 // asked for: the usage is the answer
+		}
 		return 2
 	}
 	if *hostKey == "" {
