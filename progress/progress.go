@@ -31,7 +31,10 @@ type Lesson struct {
 	// Predictions are the learner's picks at predict steps: a resume does
 	// not ask again.
 	Predictions map[string]string `json:"predictions,omitempty"`
-	Updated     time.Time         `json:"updated"`
+	// Took is each step's wall time (ms) the last time it ran on this
+	// machine at full length: what the screen says a wait usually takes.
+	Took    map[int]int64 `json:"took_ms,omitempty"`
+	Updated time.Time     `json:"updated"`
 }
 
 // File is a whole progress file.

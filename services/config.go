@@ -38,6 +38,9 @@ type Config struct {
 	// writes one for its RabbitMQ 4.x node).
 	Rabbitmqctl string
 	NoDocker    bool // never try testcontainers
+	// Containers starts all three in containers even where local servers
+	// answer (--containers, LAB_CONTAINERS=1).
+	Containers bool
 
 	from map[string]string // field → where its value came from, for messages
 }
@@ -66,6 +69,9 @@ func (c Config) FromEnv() Config {
 	c.Namespace = pick("namespace", c.Namespace, "--namespace", "LAB_NAMESPACE", "")
 	c.BrokerControl = pick("broker-control", c.BrokerControl, "--broker-control", "LAB_BROKER_CONTROL", "")
 	c.Rabbitmqctl = pick("rabbitmqctl", c.Rabbitmqctl, "LAB_RABBITMQCTL", "LAB_RABBITMQCTL", "rabbitmqctl")
+	if v := os.Getenv("LAB_CONTAINERS"); v == "1" || v == "true" || v == "yes" {
+		c.Containers = true
+	}
 	if c.from == nil {
 		c.from = from
 	}

@@ -8,13 +8,12 @@ package services
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"strings"
 	"time"
 
 	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/containers"
 	"github.com/testcontainers/testcontainers-go"
 	tcmysql "github.com/testcontainers/testcontainers-go/modules/mysql"
 	tcredis "github.com/testcontainers/testcontainers-go/modules/redis"
@@ -28,36 +27,45 @@ const (
 	RedisImage  = "redis:7"
 )
 
-// dockerAnswers pings the engine's /_ping over its unix socket.
+// StartLimit bounds starting the three containers (a first MySQL start
+// initializes its data directory).
+const StartLimit = 3 * time.Minute
+
+// dockerAnswers pings the engine DOCKER_HOST names (or the default socket).
 func dockerAnswers(ctx context.Context) bool {
-	sock := "/var/run/docker.sock"
-	if h := os.Getenv("DOCKER_HOST"); h != "" {
-		p, ok := strings.CutPrefix(h, "unix://")
-		if !ok {
-			return true // a TCP engine: let testcontainers try it
-		}
-		sock = p
+	e, ok := containers.FromEnv()
+	return !ok || e.Answers(ctx) // a TCP engine: let testcontainers try it
+}
+
+// noReaper switches testcontainers' reaper (Ryuk) off unless the user set
+// it: the lab removes its own containers (Close, signals, and the sweep of
+// what a killed lab left), and Ryuk's image cannot be pulled everywhere.
+func noReaper() {
+	if _, set := os.LookupEnv("TESTCONTAINERS_RYUK_DISABLED"); !set {
+		os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
 	}
-	if _, err := os.Stat(sock); err != nil {
-		return false
+}
+
+// sweep removes containers a lab that died left (SIGKILL), before this
+// one starts its own.
+func (s *Services) sweep(ctx context.Context) {
+	e, ok := containers.FromEnv()
+	if !ok {
+		return
 	}
-	c, cancel := context.WithTimeout(ctx, time.Second)
-	defer cancel()
-	cl := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		return (&net.Dialer{}).DialContext(ctx, "unix", sock)
-	}}}
-	req, _ := http.NewRequestWithContext(c, http.MethodGet, "http://docker/_ping", nil)
-	resp, err := cl.Do(req)
-	if err != nil {
-		return false
+	var out strings.Builder
+	if n, err := e.Sweep(ctx, &out); err == nil && n > 0 {
+		s.Info.Swept = append(s.Info.Swept, strings.Split(strings.TrimSpace(out.String()), "\n")...)
 	}
-	resp.Body.Close()
-	return resp.StatusCode == 200
 }
 
 // startContainers starts a container for each service that failed and
 // returns the errors that remain.
 func (s *Services) startContainers(ctx context.Context, errs []error) []error {
+	noReaper()
+	s.sweep(ctx)
+	ctx, cancel := context.WithTimeout(ctx, StartLimit)
+	defer cancel()
 	var left []error
 	for _, err := range errs {
 		var e *lab.Error
@@ -82,57 +90,80 @@ func (s *Services) startContainers(ctx context.Context, errs []error) []error {
 }
 
 func (s *Services) startMySQL(ctx context.Context) error {
-	c, err := tcmysql.Run(ctx, MySQLImage, tcmysql.WithPassword("lab"), tcmysql.WithUsername("root"), tcmysql.WithDatabase("mysql"))
+	start := time.Now()
+	c, err := tcmysql.Run(ctx, MySQLImage, tcmysql.WithPassword("lab"), tcmysql.WithUsername("root"), tcmysql.WithDatabase("mysql"),
+		testcontainers.WithLabels(containers.Owner("mysql")))
+	if c != nil {
+		s.containers = append(s.containers, func() { _ = testcontainers.TerminateContainer(c) })
+	}
 	if err != nil {
 		return err
 	}
-	s.containers = append(s.containers, func() { _ = testcontainers.TerminateContainer(c) })
 	dsn, err := c.ConnectionString(ctx)
 	if err != nil {
 		return err
 	}
 	s.Config.MySQL = strings.TrimSuffix(dsn, "mysql") // no default database
+	s.Config.from["mysql"] = "a container the lab started"
 	s.Info.MySQLErr = nil
-	s.Info.Started = append(s.Info.Started, "MySQL ("+MySQLImage+")")
+	ep, _ := c.Endpoint(ctx, "")
+	s.Info.Started = append(s.Info.Started, started("MySQL", MySQLImage, ep, start))
 	return s.connectMySQL(ctx)
 }
 
 func (s *Services) startRabbit(ctx context.Context) error {
 	// The generic container: the rabbitmq module lags the core library.
+	start := time.Now()
 	c, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{
 		ContainerRequest: testcontainers.ContainerRequest{
 			Image:        RabbitImage,
 			ExposedPorts: []string{"5672/tcp", "15672/tcp"},
+			Labels:       containers.Owner("rabbitmq"),
 			WaitingFor:   wait.ForLog("Server startup complete").WithStartupTimeout(2 * time.Minute),
 		},
 		Started: true,
 	})
+	if c != nil {
+		s.containers = append(s.containers, func() { _ = testcontainers.TerminateContainer(c) })
+	}
 	if err != nil {
 		return err
 	}
-	s.containers = append(s.containers, func() { _ = testcontainers.TerminateContainer(c) })
 	ep, err := c.PortEndpoint(ctx, "5672/tcp", "")
 	if err != nil {
 		return err
 	}
 	s.Config.AMQP = "amqp://guest:guest@" + ep + "/"
+	if m, err := c.PortEndpoint(ctx, "15672/tcp", "http"); err == nil {
+		s.Config.Management = m + "/"
+	}
+	s.Config.from["amqp"] = "a container the lab started"
 	s.Info.AMQPErr = nil
-	s.Info.Started = append(s.Info.Started, "RabbitMQ ("+RabbitImage+")")
+	s.Info.Started = append(s.Info.Started, started("RabbitMQ", RabbitImage, ep, start))
 	return s.probeAMQP(ctx)
 }
 
 func (s *Services) startRedis(ctx context.Context) error {
-	c, err := tcredis.Run(ctx, RedisImage)
+	start := time.Now()
+	c, err := tcredis.Run(ctx, RedisImage, testcontainers.WithLabels(containers.Owner("redis")))
+	if c != nil {
+		s.containers = append(s.containers, func() { _ = testcontainers.TerminateContainer(c) })
+	}
 	if err != nil {
 		return err
 	}
-	s.containers = append(s.containers, func() { _ = testcontainers.TerminateContainer(c) })
 	u, err := c.ConnectionString(ctx)
 	if err != nil {
 		return err
 	}
 	s.Config.Redis = strings.TrimPrefix(u, "redis://")
+	s.Config.from["redis"] = "a container the lab started"
 	s.Info.RedisErr = nil
-	s.Info.Started = append(s.Info.Started, fmt.Sprintf("Redis (%s)", RedisImage))
+	s.Info.Started = append(s.Info.Started, started("Redis", RedisImage, s.Config.Redis, start))
 	return s.connectRedis(ctx)
+}
+
+// started says what the lab started, where, and how long it took.
+func started(what, image, addr string, since time.Time) string {
+	return fmt.Sprintf("%s (%s) at %s, ready in %.1f s", what, image, addr, time.Since(since).Seconds())
 }

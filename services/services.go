@@ -15,6 +15,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/redis/go-redis/v9"
 	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/containers"
 	"github.com/rmlab/lab/node"
 	"github.com/rmlab/lab/secret"
 )
@@ -42,7 +43,8 @@ type Info struct {
 	AMQPVersion    string
 	Management     bool
 	RedisVersion   string
-	Started        []string // services the lab started in containers
+	Started        []string // services the lab started in containers: what, image, address, time taken
+	Swept          []string // containers a lab that died had left, removed before these started
 	BrokerControl  bool
 	OwnBroker      bool   // RabbitMQ's server script is here: the lab can start nodes of its own
 	OwnBrokerNote  string // where, or why not
@@ -73,6 +75,9 @@ func (i Info) Caps() map[lab.Capability]bool {
 	return c
 }
 
+// errWanted stands for a service that is to run in a container.
+func errWanted(what string) error { return fmt.Errorf("%s: a container was asked for", what) }
+
 // Connect resolves every service. With need=false for a service, a failure is
 // recorded in Info instead of returned (doctor wants to report all three).
 // The whole call is bounded so an unreachable service fails within seconds.
@@ -88,9 +93,11 @@ func Connect(ctx context.Context, cfg Config, strict bool) (*Services, error) {
 	}
 	// Probe the three in parallel: three unreachable services still fail fast.
 	ch := make(chan res, 3)
-	go func() { ch <- res{"mysql", s.connectMySQL(ctx)} }()
-	go func() { ch <- res{"amqp", s.probeAMQP(ctx)} }()
-	go func() { ch <- res{"redis", s.connectRedis(ctx)} }()
+	pctx, pcancel := context.WithTimeout(ctx, 5*time.Second)
+	defer pcancel()
+	go func() { ch <- res{"mysql", s.connectMySQL(pctx)} }()
+	go func() { ch <- res{"amqp", s.probeAMQP(pctx)} }()
+	go func() { ch <- res{"redis", s.connectRedis(pctx)} }()
 	if server, err := node.Server(); err != nil {
 		s.Info.OwnBrokerNote = err.Error()
 	} else {
@@ -109,7 +116,20 @@ func Connect(ctx context.Context, cfg Config, strict bool) (*Services, error) {
 			errs = append(errs, r.err)
 		}
 	}
-	if len(errs) > 0 && dockerAnswers(ctx) && !cfg.NoDocker {
+	if cfg.Containers && !cfg.NoDocker {
+		// Asked for (--containers, LAB_CONTAINERS=1): containers even where
+		// local servers answer, so the container road can be taken on a
+		// machine that has them.
+		if !dockerAnswers(ctx) {
+			e, _ := containers.FromEnv()
+			return nil, &lab.Error{What: "containers were asked for (--containers or LAB_CONTAINERS) but no Docker engine answers", Where: e.Socket,
+				Fix: "start Docker, or point DOCKER_HOST at an engine (CI: bash .ci/docker up; eval \"$(.ci/docker env)\")"}
+		}
+		s.Close()
+		s = &Services{Config: cfg, Names: Names{NS: cfg.Namespace}, Info: Info{OwnBroker: s.Info.OwnBroker, OwnBrokerNote: s.Info.OwnBrokerNote, Cluster: s.Info.Cluster}}
+		s.Info.MySQLErr, s.Info.AMQPErr, s.Info.RedisErr = errWanted("MySQL"), errWanted("RabbitMQ"), errWanted("Redis")
+		errs = s.startContainers(ctx, []error{s.Info.MySQLErr, s.Info.AMQPErr, s.Info.RedisErr})
+	} else if len(errs) > 0 && dockerAnswers(ctx) && !cfg.NoDocker {
 		errs = s.startContainers(ctx, errs)
 	}
 	if strict && len(errs) > 0 {

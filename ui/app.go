@@ -534,6 +534,12 @@ func (a *App) stepDone(m stepDoneMsg) tea.Cmd {
 	}
 	a.showLedgers()
 	lp := a.c.progress.Of(s.lessonID)
+	if r := m.res; !r.Skipped && !s.run.Short {
+		if lp.Took == nil {
+			lp.Took = map[int]int64{}
+		}
+		lp.Took[m.idx] = r.DurationMS
+	}
 	if s.next >= s.resumeTo {
 		s.resumeTo = 0 // the re-run reached the learner's place
 	}

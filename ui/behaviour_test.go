@@ -508,3 +508,27 @@ func TestReopeningALessonOffersToStartOver(t *testing.T) {
 		t.Errorf("progress kept after starting over: %+v", lp)
 	}
 }
+
+// A running step says how long it took the last time it ran here, once
+// that was a second or more: a 35 s cluster boot under a bare spinner read
+// as a hang. A re-run with replay's short waits says nothing of the kind.
+func TestARunningStepSaysHowLongItTookLastTime(t *testing.T) {
+	a := newTestApp(t, nil, "en", "fixture-choice", 100, 30)
+	s := a.sess
+	s.next, s.running, s.runStart = 1, true, pinnedNow.Add(-2*time.Second)
+	lp := a.c.progress.Of("fixture-choice")
+	lp.Took = map[int]int64{1: 35200}
+	line := plainView(strings.Join(a.lesson.action(90), "\n"))
+	if !strings.Contains(line, "running step 2/5") || !strings.Contains(line, "(last time here: 35.2s)") {
+		t.Errorf("the running line: %q", line)
+	}
+	lp.Took[1] = 400
+	if line := plainView(strings.Join(a.lesson.action(90), "\n")); strings.Contains(line, "last time") {
+		t.Errorf("a step that took under a second: %q", line)
+	}
+	lp.Took[1] = 35200
+	s.run.Short = true
+	if line := plainView(strings.Join(a.lesson.action(90), "\n")); strings.Contains(line, "last time") {
+		t.Errorf("a re-run with short waits: %q", line)
+	}
+}

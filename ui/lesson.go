@@ -379,6 +379,13 @@ func (p *lessonPane) action(w int) []string {
 		st0 := s.steps[s.next]
 		line := fmt.Sprintf(t.RunningStep, p.spin, s.next+1, len(s.steps), st0.Kind,
 			p.c.now().Sub(s.runStart).Round(100*time.Millisecond))
+		// A wait says how long it took the last time here: 35 s of a
+		// spinner reads as a hang when nothing says that is normal.
+		if lp := p.c.progress.Lessons[s.lessonID]; lp != nil && !s.run.Short {
+			if ms := lp.Took[s.next]; ms >= 1000 {
+				line += fmt.Sprintf(t.Usually, (time.Duration(ms) * time.Millisecond).Round(100*time.Millisecond))
+			}
+		}
 		out = []string{st.Warn.Render(line)}
 		if s.catchUp > s.next {
 			out = append(out, st.Dim.Render(fmt.Sprintf(t.CatchingUp, s.catchUp)))

@@ -56,6 +56,7 @@ type text struct {
 	ExplainOnly    string
 	StartHint      string
 	RunningStep    string // "%s running step %d/%d (%s) %s"
+	Usually        string // " (last time here: %s)"
 	CatchingUp     string // "catching up: ... %d ..."
 	Choose         string // "choose %s" (a choice with no prompt)
 	ChoiceKeys     string
@@ -214,6 +215,7 @@ var textEN = text{
 	ExplainOnly:    "explain-only lesson: nothing runs; pgdn to read on, esc for the list",
 	StartHint:      "enter starts the lesson",
 	RunningStep:    "%s running step %d/%d (%s) %s",
+	Usually:        " (last time here: %s)",
 	CatchingUp:     "catching up: re-running steps up to %d to resume where you left off",
 	Choose:         "choose %s",
 	ChoiceKeys:     "  (up/down, enter)",
@@ -386,6 +388,7 @@ var textZH = text{
 	ExplainOnly:    "只读课程：不运行任何步骤；pgdn 往下读，esc 回到列表",
 	StartHint:      "enter 开始本课",
 	RunningStep:    "%s 正在运行第 %d/%d 步（%s）%s",
+	Usually:        "（上次在这里用了 %s）",
 	CatchingUp:     "追赶进度：重新运行到第 %d 步，回到上次离开的位置",
 	Choose:         "选择 %s",
 	ChoiceKeys:     "  (up/down, enter)",

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rmlab/lab/cleaner"
+	"github.com/rmlab/lab/containers"
 	"github.com/rmlab/lab/node"
 	"github.com/rmlab/lab/services"
 )
@@ -31,7 +32,7 @@ func runClean(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 }
 
 func cmdClean(ctx context.Context, g globals, allNamespaces bool, stdout, stderr io.Writer) int {
-	g.cfg.NoDocker = true // a container the lab starts is empty: nothing to clean there
+	g.cfg.NoDocker, g.cfg.Containers = true, false // a container the lab starts is empty: nothing to clean there
 	svc, code := connect(ctx, g, stderr, false)
 	if svc == nil {
 		return code
@@ -79,6 +80,13 @@ func cmdClean(ctx context.Context, g globals, allNamespaces bool, stdout, stderr
 			fmt.Fprintf(stdout, "removed the broker nodes a lab left in %s\n", r)
 		}
 		if err != nil {
+			cl.Report("", err)
+		}
+	}
+	// Containers a lab killed with SIGKILL left (its own it removes on
+	// exit and on signals).
+	if e, ok := containers.FromEnv(); ok && e.Answers(c) {
+		if _, err := e.Sweep(c, stdout); err != nil {
 			cl.Report("", err)
 		}
 	}

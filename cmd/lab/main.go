@@ -68,6 +68,8 @@ flags (every command):
   --lang en|zh       lesson language (default en)
   --broker-control rabbitmqctl   let lessons restart the local RabbitMQ node (env LAB_RABBITMQCTL names another rabbitmqctl)
   --no-docker        never start containers
+  --containers       start MySQL, RabbitMQ and Redis in containers even where local ones answer (env LAB_CONTAINERS=1);
+                     they are removed when the lab exits (DOCKER_HOST names the engine)
 `
 
 // Everything the lab prints goes through secret.Writer: no path, however
@@ -88,6 +90,7 @@ func (g *globals) flags(fs *flag.FlagSet) {
 	fs.StringVar(&g.cfg.Namespace, "namespace", "", "namespace suffix")
 	fs.StringVar(&g.cfg.BrokerControl, "broker-control", "", "rabbitmqctl")
 	fs.BoolVar(&g.cfg.NoDocker, "no-docker", false, "never start containers")
+	fs.BoolVar(&g.cfg.Containers, "containers", false, "start the three services in containers")
 	fs.StringVar(&g.lessons, "lessons", "", "lesson directory")
 	fs.StringVar(&g.lang, "lang", "en", "en or zh")
 }
@@ -258,15 +261,20 @@ func cmdList(g globals, stdout, stderr io.Writer) int {
 }
 
 func connect(ctx context.Context, g globals, stderr io.Writer, strict bool) (*services.Services, int) {
-	c, cancel := context.WithTimeout(ctx, 5*time.Second)
+	// The probes bound themselves (seconds); starting containers takes
+	// up to services.StartLimit.
+	c, cancel := context.WithTimeout(ctx, services.StartLimit+10*time.Second)
 	defer cancel()
 	svc, err := services.Connect(c, g.cfg, strict)
 	if err != nil {
 		printErr(stderr, err)
 		return nil, 1
 	}
+	for _, s := range svc.Info.Swept {
+		fmt.Fprintf(stderr, "lab: %s\n", s)
+	}
 	for _, s := range svc.Info.Started {
-		fmt.Fprintf(stderr, "lab: started %s with Docker (it stops when the lab exits)\n", s)
+		fmt.Fprintf(stderr, "lab: started %s in a container (removed when the lab exits)\n", s)
 	}
 	return svc, 0
 }
