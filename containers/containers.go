@@ -28,7 +28,10 @@ const (
 	LabelPID  = "rmlab.pid"  // the lab process that owns it
 	LabelHost = "rmlab.host" // the machine that process runs on
 	LabelBoot = "rmlab.boot" // that machine's boot id: a pid after a reboot is another process
-	LabelWhat = "rmlab.what" // mysql, rabbitmq or redis
+	// LabelStart is when the owner process started (clock ticks after
+	// boot, /proc/PID/stat): a pid that was reused starts at another time.
+	LabelStart = "rmlab.start"
+	LabelWhat  = "rmlab.what" // mysql, rabbitmq or redis
 )
 
 // Engine is a Docker engine reached over its unix socket.
@@ -75,7 +78,28 @@ func (e Engine) Answers(ctx context.Context) bool {
 // wanted.
 func Owner(what string) map[string]string {
 	host, _ := os.Hostname()
-	return map[string]string{LabelLab: "1", LabelPID: strconv.Itoa(os.Getpid()), LabelHost: host, LabelBoot: bootID(), LabelWhat: what}
+	pid := os.Getpid()
+	return map[string]string{LabelLab: "1", LabelPID: strconv.Itoa(pid), LabelHost: host, LabelBoot: bootID(),
+		LabelStart: startTime(pid), LabelWhat: what}
+}
+
+// startTime is process pid's start time from /proc (field 22 of its stat,
+// after the command name, which may hold spaces), "" when it is gone.
+func startTime(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return ""
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return ""
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 20 {
+		return ""
+	}
+	return f[19]
 }
 
 func bootID() string {
@@ -139,8 +163,8 @@ func (e Engine) Remove(ctx context.Context, id string) error {
 }
 
 // Orphaned reports whether c's owner is gone: a lab on this machine whose
-// process no longer runs (or runs another program, or ran before a
-// reboot). A container of another machine's lab is never this one's to
+// process no longer runs (its pid free, or taken by a process that started
+// at another time, or the machine rebooted since). A container of another machine's lab is never this one's to
 // judge.
 func Orphaned(c Container) bool {
 	host, _ := os.Hostname()
@@ -154,12 +178,9 @@ func Orphaned(c Container) bool {
 	if err != nil || pid <= 0 {
 		return true
 	}
-	cmd, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	if err != nil {
-		return true // no such process
-	}
-	exe := strings.SplitN(string(cmd), "\x00", 2)[0]
-	return !strings.Contains(exe, "lab") // the pid was reused by another program
+	started := startTime(pid)
+	// Gone, or the pid reused by a process that started at another time.
+	return started == "" || started != c.Labels[LabelStart]
 }
 
 // Sweep removes the containers labs that died left on this machine,

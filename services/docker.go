@@ -7,14 +7,18 @@ package services
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
+	"reflect"
 	"strings"
 	"time"
 
 	lab "github.com/rmlab/lab"
 	"github.com/rmlab/lab/containers"
 	"github.com/testcontainers/testcontainers-go"
+	tclog "github.com/testcontainers/testcontainers-go/log"
 	tcmysql "github.com/testcontainers/testcontainers-go/modules/mysql"
 	tcredis "github.com/testcontainers/testcontainers-go/modules/redis"
 	"github.com/testcontainers/testcontainers-go/wait"
@@ -44,6 +48,9 @@ func noReaper() {
 	if _, set := os.LookupEnv("TESTCONTAINERS_RYUK_DISABLED"); !set {
 		os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
 	}
+	// Its log (a line per container step, with emoji) would land on the
+	// screen: the lab says what it started itself.
+	tclog.SetDefault(tclog.NewNoopLogger())
 }
 
 // sweep removes containers a lab that died left (SIGKILL), before this
@@ -68,22 +75,27 @@ func (s *Services) startContainers(ctx context.Context, errs []error) []error {
 	defer cancel()
 	var left []error
 	for _, err := range errs {
-		var e *lab.Error
-		var started error
+		var slot *error
+		var start func(context.Context) error
+		var image string
 		switch {
 		case err == s.Info.MySQLErr:
-			started = s.startMySQL(ctx)
+			slot, start, image = &s.Info.MySQLErr, s.startMySQL, MySQLImage
 		case err == s.Info.AMQPErr:
-			started = s.startRabbit(ctx)
+			slot, start, image = &s.Info.AMQPErr, s.startRabbit, RabbitImage
 		case err == s.Info.RedisErr:
-			started = s.startRedis(ctx)
+			slot, start, image = &s.Info.RedisErr, s.startRedis, RedisImage
 		default:
-			started = err
+			left = append(left, err)
+			continue
 		}
-		if started != nil {
-			e = &lab.Error{What: "a Docker engine answered but starting the container failed", Err: started,
+		if failed := start(ctx); failed != nil {
+			// Said where the service's own error was (lab doctor reads it
+			// there): the probe's error, then why no container took over.
+			e := &lab.Error{What: "a Docker engine answered but starting the container " + image + " failed", Err: failed,
 				Fix: "start the service yourself, or run `docker compose up -d mysql rabbitmq redis`"}
-			left = append(left, err, e)
+			*slot = errors.Join(err, e)
+			left = append(left, *slot)
 		}
 	}
 	return left
@@ -97,7 +109,7 @@ func (s *Services) startMySQL(ctx context.Context) error {
 		s.containers = append(s.containers, func() { _ = testcontainers.TerminateContainer(c) })
 	}
 	if err != nil {
-		return err
+		return withLog(err, c)
 	}
 	dsn, err := c.ConnectionString(ctx)
 	if err != nil {
@@ -127,7 +139,7 @@ func (s *Services) startRabbit(ctx context.Context) error {
 		s.containers = append(s.containers, func() { _ = testcontainers.TerminateContainer(c) })
 	}
 	if err != nil {
-		return err
+		return withLog(err, c)
 	}
 	ep, err := c.PortEndpoint(ctx, "5672/tcp", "")
 	if err != nil {
@@ -150,7 +162,7 @@ func (s *Services) startRedis(ctx context.Context) error {
 		s.containers = append(s.containers, func() { _ = testcontainers.TerminateContainer(c) })
 	}
 	if err != nil {
-		return err
+		return withLog(err, c)
 	}
 	u, err := c.ConnectionString(ctx)
 	if err != nil {
@@ -161,6 +173,25 @@ func (s *Services) startRedis(ctx context.Context) error {
 	s.Info.RedisErr = nil
 	s.Info.Started = append(s.Info.Started, started("Redis", RedisImage, s.Config.Redis, start))
 	return s.connectRedis(ctx)
+}
+
+// withLog adds the last lines of a container's log to why it failed: the
+// testcontainers log that had them is off.
+func withLog(err error, c testcontainers.Container) error {
+	if c == nil || reflect.ValueOf(c).IsNil() {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	r, lerr := c.Logs(ctx)
+	if lerr != nil {
+		return err
+	}
+	defer r.Close()
+	b, _ := io.ReadAll(io.LimitReader(r, 1<<20))
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	lines = lines[max(0, len(lines)-12):]
+	return fmt.Errorf("%w\n  the container's last log lines:\n    %s", err, strings.Join(lines, "\n    "))
 }
 
 // started says what the lab started, where, and how long it took.

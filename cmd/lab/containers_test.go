@@ -60,7 +60,19 @@ func startWithContainers(t *testing.T, lessons ...string) (*exec.Cmd, *bytes.Buf
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	// SIGTERM, not SIGKILL: the lab removes its containers on the way out,
+	// and this test leaves none behind.
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(time.Minute):
+			cmd.Process.Kill()
+			<-done
+		}
+	})
 	started := make(chan struct{})
 	go func() {
 		sc := bufio.NewScanner(pr)
@@ -131,10 +143,25 @@ func TestTheLabRunsInContainersItStartsAndRemovesThem(t *testing.T) {
 	}
 }
 
-// A lab killed with SIGKILL cannot remove its containers: lab clean does,
-// and says which; a live lab's containers are left alone.
+// A lab killed with SIGKILL cannot remove its containers: the next lab
+// that starts containers does, and so does lab clean, each saying which; a
+// live lab's containers are left alone.
 func TestLabCleanSweepsTheContainersOfAKilledLab(t *testing.T) {
 	e := engine(t)
+	first, _ := startWithContainers(t, "testdata/long-worker.md")
+	first.Process.Signal(syscall.SIGKILL)
+	first.Wait()
+	_, errOut, code := runLab(t, "doctor", "--containers")
+	if code != 0 {
+		t.Fatalf("lab doctor --containers: exit %d\n%s", code, errOut)
+	}
+	if n := strings.Count(errOut, "left by lab process "+strconv.Itoa(first.Process.Pid)); n != 3 {
+		t.Errorf("the next lab swept %d containers of the killed one, want 3:\n%s", n, errOut)
+	}
+	if left := ownedBy(t, e, first.Process.Pid); len(left) > 0 {
+		t.Errorf("the next lab left %d containers of the killed one", len(left))
+	}
+
 	live, _ := startWithContainers(t, "testdata/long-worker.md")
 	dead, _ := startWithContainers(t, "testdata/long-worker.md")
 	dead.Process.Signal(syscall.SIGKILL)

@@ -5,7 +5,8 @@
 # MYSQL_ALLOW_EMPTY_PASSWORD (one is required, as there), MYSQL_DATABASE,
 # MYSQL_USER and MYSQL_PASSWORD on first start; root may log in from any
 # host; mysqld's own flags after the image name (command: [--max-connections=500]);
-# data in /var/lib/mysql; the "ready for connections ... port: 3306  MySQL
+# data in /var/lib/mysql; no reverse DNS of clients (skip-name-resolve, as
+# the official image's configuration has it); the "ready for connections ... port: 3306  MySQL
 # Community Server" line testcontainers waits for.
 set -euo pipefail
 DATADIR=/var/lib/mysql
@@ -27,10 +28,11 @@ if [ ! -d "$DATADIR/mysql" ]; then
   log "initializing the data directory"
   mysqld --no-defaults --initialize-insecure --user=mysql --datadir="$DATADIR"
   mysqld --no-defaults --user=mysql --datadir="$DATADIR" --skip-networking --mysqlx=OFF \
-    --socket=/run/mysqld/init.sock &
+    --secure-file-priv= --socket=/run/mysqld/init.sock &
   init=$!
   for _ in $(seq 120); do
     mysqladmin --socket=/run/mysqld/init.sock -uroot ping >/dev/null 2>&1 && break
+    kill -0 $init 2>/dev/null || { echo "error: the initializing mysqld ended; its log is above" >&2; exit 1; }
     sleep 0.5
   done
   q() { printf '%s' "$1" | sed "s/'/''/g"; }
@@ -49,13 +51,13 @@ if [ ! -d "$DATADIR/mysql" ]; then
     fi
   fi
   mysql --socket=/run/mysqld/init.sock -uroot -e "$sql"
-  mysqladmin --socket=/run/mysqld/init.sock -uroot shutdown
+  mysqladmin --socket=/run/mysqld/init.sock -uroot ${MYSQL_ROOT_PASSWORD:+-p"$MYSQL_ROOT_PASSWORD"} shutdown
   wait "$init" || true
   log "initialized"
 fi
 
 mysqld --no-defaults --user=mysql --datadir="$DATADIR" --port=3306 --bind-address=0.0.0.0 \
-  --socket="$SOCK" --mysqlx=OFF --secure-file-priv= "$@" &
+  --socket="$SOCK" --mysqlx=OFF --secure-file-priv= --skip-name-resolve "$@" &
 pid=$!
 trap 'kill -TERM $pid' TERM INT
 # Debian's mysqld ends its ready line with "(Debian)"; the line the official

@@ -29,4 +29,6 @@ if [ -f /var/lib/rabbitmq/.erlang.cookie ]; then
   chmod 600 /var/lib/rabbitmq/.erlang.cookie 2>/dev/null || true
 fi
 export RABBITMQ_LOGS=- HOME=/var/lib/rabbitmq
-exec setpriv --reuid=rabbitmq --regid=rabbitmq --init-groups rabbitmq-server
+# Debian's /usr/sbin/rabbitmq-server sends the output to a file: the real
+# script, on the console.
+exec setpriv --reuid=rabbitmq --regid=rabbitmq --init-groups /usr/lib/rabbitmq/bin/rabbitmq-server
