@@ -81,8 +81,11 @@ func Workshop(ctx context.Context, cfg services.Config, o WorkshopOptions) (Work
 	defer os.RemoveAll(state)
 	os.Setenv("XDG_STATE_HOME", state) // the participants' progress, thrown away after
 	pw := rand.Text()
+	// Every client dials from 127.0.0.1 in the same second, as a class
+	// behind one NAT all pressing enter at once: the per-address cap on
+	// connections not yet logged in (64 by default) would refuse the 65th.
 	srv, err := workshop.New(workshop.Config{HostKey: filepath.Join(state, "host"), Seats: o.Sessions, Password: pw,
-		Services: svc, Binary: o.Binary, Lang: "en", Start: o.Lesson, MaxWorkers: 8})
+		Services: svc, Binary: o.Binary, Lang: "en", Start: o.Lesson, MaxWorkers: 8, PendingPerAddress: max(64, o.Sessions)})
 	if err != nil {
 		return WorkshopResult{}, err
 	}
