@@ -180,6 +180,16 @@ type Participant struct {
 	FailWhy  string `json:"fail_why,omitempty"`
 }
 
+// MarshalJSON adds the state the screen shows (online, failing, stuck,
+// done, offline), so the JSON reads as the room does.
+func (p Participant) MarshalJSON() ([]byte, error) {
+	type plain Participant
+	return json.Marshal(struct {
+		plain
+		State string `json:"state"`
+	}{plain(p), p.State()})
+}
+
 // StuckAfter is how long on one step, online and not done, reads as stuck.
 const StuckAfter = 5 * time.Minute
 

@@ -2,6 +2,7 @@ package room_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -229,6 +230,34 @@ func TestTheInstructorsCommandsParse(t *testing.T) {
 	for _, bad := range []string{"", "goto", "end", "timer soon", "timer -1m", "dance"} {
 		if _, err := room.Parse(bad, names); err == nil {
 			t.Errorf("%q parsed", bad)
+		}
+	}
+}
+
+// The JSON of a participant carries the state the room screen shows, so
+// a debrief read from lab room --json says failing, stuck, done or offline
+// as the screen did.
+func TestAParticipantsJSONCarriesItsState(t *testing.T) {
+	for _, c := range []struct {
+		p    room.Participant
+		want string
+	}{
+		{room.Participant{Name: "a", Online: true}, "online"},
+		{room.Participant{Name: "b", Online: true, FailStep: "[3/9] expect"}, "failing"},
+		{room.Participant{Name: "c", Online: true, Stuck: true}, "stuck"},
+		{room.Participant{Name: "d", Online: true, Done: true}, "done"},
+		{room.Participant{Name: "e"}, "offline"},
+	} {
+		b, err := json.Marshal(c.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back struct {
+			Name  string `json:"name"`
+			State string `json:"state"`
+		}
+		if err := json.Unmarshal(b, &back); err != nil || back.Name != c.p.Name || back.State != c.want {
+			t.Errorf("%s: %s, want state %q", c.p.Name, b, c.want)
 		}
 	}
 }

@@ -329,3 +329,39 @@ func TestTheProjectorFitsItsPollAndKeysAt80x24(t *testing.T) {
 		}
 	}
 }
+
+// Every command the instructor types on the room screen that is carried
+// out is logged (lab serve writes it to its log and the room's); a refused
+// one is not (it was only said on the status line).
+func TestCommandsTypedOnTheRoomScreenAreLogged(t *testing.T) {
+	v := newRoomView(t, 120, 40)
+	var logged []string
+	v.Log = func(line string) { logged = append(logged, line) }
+	run := func(cmd tea.Cmd) {
+		if cmd == nil {
+			return
+		}
+		// The room here has no database: only the log's command is run
+		// to its end (the others, which would reach the room, panic).
+		if b, ok := cmd().(tea.BatchMsg); ok {
+			for _, c := range b {
+				func() {
+					defer func() { recover() }()
+					if c != nil {
+						c()
+					}
+				}()
+			}
+		}
+	}
+	run(v.send("watch nosuchname"))
+	if len(logged) != 0 {
+		t.Errorf("a refused watch was logged: %v", logged)
+	}
+	run(v.send("watch p03"))
+	run(v.send("say p05 \x1b]8;;http://x\x07hi\x1b]8;;\x07 there"))
+	want := []string{"instructor: watch p03", "instructor: say p05 hi there"}
+	if strings.Join(logged, "|") != strings.Join(want, "|") {
+		t.Errorf("logged %q, want %q", logged, want)
+	}
+}
