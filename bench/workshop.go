@@ -136,6 +136,9 @@ func Workshop(ctx context.Context, cfg services.Config, o WorkshopOptions) (Work
 			mu.Unlock()
 		}
 	}()
+	// Whatever ends the run (a session that failed too), the sessions'
+	// databases go: an aborted bench left a hundred behind.
+	defer cleanup(context.WithoutCancel(ctx), svc, prefix, o.Sessions)
 	var wg sync.WaitGroup
 	errs := make(chan error, o.Sessions)
 	for i := range o.Sessions {
@@ -173,7 +176,6 @@ func Workshop(ctx context.Context, cfg services.Config, o WorkshopOptions) (Work
 	if len(lat) > 0 {
 		res.MaxMS = ms(lat[len(lat)-1])
 	}
-	cleanup(ctx, svc, prefix, o.Sessions)
 	return res, nil
 }
 
