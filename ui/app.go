@@ -148,9 +148,9 @@ func newApp(ctx context.Context, opt Options) (*App, error) {
 	if a.find(start) == nil && len(a.lessons[lang]) > 0 {
 		start = a.lessons[lang][0].ID
 	}
-	if start != "" {
-		a.list.Select(start)
-		a.initCmds = append(a.initCmds, a.open(start))
+	if l := a.find(start); l != nil {
+		a.list.Select(l.ID) // by id: `lab open 31` names it by number
+		a.initCmds = append(a.initCmds, a.open(l.ID))
 	}
 	return a, nil
 }

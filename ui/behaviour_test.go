@@ -532,3 +532,16 @@ func TestARunningStepSaysHowLongItTookLastTime(t *testing.T) {
 		t.Errorf("a re-run with short waits: %q", line)
 	}
 }
+
+// The resume offer keeps each key with its words when it must wrap: "r:"
+// and "start over" on one line (they were split at 80 columns).
+func TestTheResumeOfferKeepsEachKeyWithItsWords(t *testing.T) {
+	a := newTestApp(t, nil, "en", "fixture-choice", 100, 30)
+	a.sess.offer = 3
+	for _, w := range []int{40, 60, 78} {
+		v := plainView(strings.Join(a.lesson.action(w), "\n"))
+		if !strings.Contains(v, "r: start over") || !strings.Contains(v, "enter: resume") {
+			t.Errorf("width %d: the offer splits a key from its words:\n%s", w, v)
+		}
+	}
+}

@@ -374,7 +374,15 @@ func (p *lessonPane) action(w int) []string {
 	case s.offer > 0:
 		// Both halves of the offer, wrapped: "r: start over" used to be cut
 		// off at 80 columns.
-		out = append(wrapStyled(st.Accent, fmt.Sprintf(t.ResumeOffer, s.offer, len(s.steps)), w), wrapStyled(st.Dim, t.ResumeHint, w)...)
+		out = wrapStyled(st.Accent, fmt.Sprintf(t.ResumeOffer, s.offer, len(s.steps)), w)
+		// Each key with its words: "r:" and "start over" stay together.
+		if displayWidth(t.ResumeHint) <= w {
+			out = append(out, st.Dim.Render(t.ResumeHint))
+		} else {
+			for _, part := range strings.Split(t.ResumeHint, "   ") {
+				out = append(out, wrapStyled(st.Dim, strings.TrimSpace(part), w)...)
+			}
+		}
 	case s.running:
 		st0 := s.steps[s.next]
 		line := fmt.Sprintf(t.RunningStep, p.spin, s.next+1, len(s.steps), st0.Kind,

@@ -85,7 +85,9 @@ func (p *listPane) View() string {
 			if len(lines) > 0 {
 				lines = append(lines, "")
 			}
-			lines = append(lines, st.Part.Render(p.partTitle(part)))
+			for _, l := range wrapText(p.partTitle(part), iw) {
+				lines = append(lines, st.Part.Render(l)) // whole, wrapped: a cut heading names nothing
+			}
 		}
 		if i == p.cursor {
 			cursorLine = len(lines)

@@ -281,7 +281,11 @@ func renderedWidth(s string) int { return displayWidth(strings.ReplaceAll(s, "*"
 // after an opening one (（「 …) or beside an emphasis's * (a ** cut from its
 // word by a line end shows as itself). A piece longer than w (a long URL)
 // stands on its own line.
-func breakCJK(s string, first, w int) []string {
+func breakCJK(s string, first, w int) []string { return breakText(s, first, w, renderedWidth) }
+
+// breakText is breakCJK measuring with width (displayWidth for text that
+// is not Markdown).
+func breakText(s string, first, w int, width func(string) int) []string {
 	const closing, opening = "，。、；：！？）」』》〉】,.;:!?)", "（「『《〈【("
 	var tokens []string
 	var cur strings.Builder
@@ -322,7 +326,7 @@ func breakCJK(s string, first, w int) []string {
 	var out []string
 	var line strings.Builder
 	lw := 0
-	shown := renderedWidth
+	shown := width
 	limit := first
 	for _, tok := range tokens {
 		tw := shown(strings.TrimRight(tok, " "))

@@ -37,6 +37,7 @@ type RoomView struct {
 	input   string
 	status  string
 	top     int        // the first participant row shown
+	pageLen int        // how many participants the last frame showed
 	filter  roomFilter // which participants show
 	answers bool       // the article's answers revealed
 	// watch NAME: a live, read-only mirror of one participant's screen.
@@ -224,7 +225,6 @@ func (v *RoomView) key(k tea.KeyPressMsg) tea.Cmd {
 		}
 		return nil
 	}
-	page := max(v.rows()-1, 1)
 	if v.watching != "" {
 		switch s {
 		case "esc", "q":
@@ -249,9 +249,11 @@ func (v *RoomView) key(k tea.KeyPressMsg) tea.Cmd {
 	case "up", "k":
 		v.top--
 	case "pgdown", "space":
-		v.top += page
+		// A page is the participants the screen showed, not its lines: a
+		// participant whose why wraps takes several.
+		v.top += max(v.pageLen, 1)
 	case "pgup":
-		v.top -= page
+		v.top -= max(v.pageLen, 1)
 	case "home", "g":
 		v.top = 0
 	case "end", "G":
@@ -288,6 +290,16 @@ func (v *RoomView) inRoom(name string) bool {
 	return false
 }
 
+// online reports whether participant name has a screen open now.
+func (v *RoomView) online(name string) bool {
+	for _, p := range v.parts {
+		if p.Name == name {
+			return p.Online
+		}
+	}
+	return false
+}
+
 // rows is how many participant rows fit between the header and the polls.
 func (v *RoomView) rows() int { return max(v.height-6-v.pollLines(), 3) }
 
@@ -315,6 +327,10 @@ func (v *RoomView) dispatch(line string) tea.Cmd {
 		}
 		if !v.inRoom(f[1]) {
 			v.status = "watch " + room.Plain(f[1], 32) + ": nobody of that name in this room"
+			return nil
+		}
+		if !v.online(f[1]) {
+			v.status = "watch " + f[1] + ": " + f[1] + " is offline, no screen to watch (watch again once they are back)"
 			return nil
 		}
 		v.watching, v.hasFrame, v.status = f[1], false, ""
@@ -439,6 +455,7 @@ func (v *RoomView) render() string {
 		used += len(lines)
 		last = i
 	}
+	v.pageLen = last - v.top + 1
 	switch {
 	case len(v.parts) == 0:
 		b.WriteString(st.Dim.Render(tx.Nobody) + "\n")

@@ -292,6 +292,20 @@ func TestTheRoomReachesEveryoneWhenTheirRowsWrap(t *testing.T) {
 		if len(seen) != f.want {
 			t.Errorf("filter %q: saw %d of %d participants by scrolling", f.keys, len(seen), f.want)
 		}
+		// Page by page too: a page is the participants shown, not lines.
+		v.key(tea.KeyPressMsg{Code: 'g', Text: "g"})
+		paged := map[string]bool{}
+		for range 30 {
+			for _, l := range strings.Split(ansi.Strip(v.render()), "\n") {
+				if fs := strings.Fields(l); len(fs) > 0 && strings.HasPrefix(fs[0], "p") && len(fs[0]) == 3 {
+					paged[fs[0]] = true
+				}
+			}
+			v.key(tea.KeyPressMsg{Code: tea.KeyPgDown})
+		}
+		if len(paged) != f.want {
+			t.Errorf("filter %q: saw %d of %d participants with pgdown", f.keys, len(paged), f.want)
+		}
 		if head := strings.Split(ansi.Strip(v.render()), "\n")[0]; !strings.Contains(head, "8 off") {
 			t.Errorf("the header at 80 columns lost the offline count: %q", head)
 		}
@@ -355,8 +369,10 @@ func TestCommandsTypedOnTheRoomScreenAreLogged(t *testing.T) {
 		}
 	}
 	run(v.send("watch nosuchname"))
-	if len(logged) != 0 {
-		t.Errorf("a refused watch was logged: %v", logged)
+	v.parts[39].Online = false
+	run(v.send("watch p39"))
+	if len(logged) != 0 || !strings.Contains(v.status, "p39 is offline") {
+		t.Errorf("a refused watch was logged (%v), or an offline one not refused (status %q)", logged, v.status)
 	}
 	run(v.send("watch p03"))
 	run(v.send("say p05 \x1b]8;;http://x\x07hi\x1b]8;;\x07 there"))

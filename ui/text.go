@@ -118,7 +118,18 @@ func wrapText(s string, w int) []string {
 		return nil
 	}
 	var lines []string
-	for _, l := range strings.Split(lipgloss.Wrap(s, w, ""), "\n") {
+	wrapped := lipgloss.Wrap(s, w, "")
+	if strings.ContainsFunc(s, isCJK) && !strings.Contains(s, "\x1b") {
+		// Chinese breaks between characters, its punctuation kept with
+		// what it closes; lipgloss.Wrap broke only at spaces, and then cut
+		// a Latin word beside the Chinese in two ("SELE" / "CT").
+		var out []string
+		for _, para := range strings.Split(s, "\n") {
+			out = append(out, breakText(para, w, w, displayWidth)...)
+		}
+		wrapped = strings.Join(out, "\n")
+	}
+	for _, l := range strings.Split(wrapped, "\n") {
 		// A space left at a break would push a full line one cell past
 		// the pane, and its last letter would be cut for it.
 		l = strings.TrimRight(l, " ")

@@ -397,7 +397,7 @@ var textZH = text{
 	CompleteHint:   " r 再运行一次；esc 回到列表",
 	RunStep:        "enter: 运行第 %d/%d 步（%s）",
 	ResumeOffer:    "这一课你已运行了 %d/%d 步。",
-	ResumeHint:     "enter: 继续（先用回放的短等待重跑这些步骤）  r: 从头开始",
+	ResumeHint:     "enter: 继续（先用回放的短等待重跑这些步骤）   r: 从头开始",
 	Resuming:       "正在用回放的短等待（30 秒变为 3 秒）重跑前 %d 步以重建状态；此时退出不会丢失进度",
 	LastFailed:     "  上一步失败",
 	SessionWaiting: "会话 %s 等待中",
