@@ -310,3 +310,21 @@ func ValidType(t string) bool {
 	}
 	return false
 }
+
+// Refuses says why a queue of type typ does not honour the argument k=v
+// ("" when it does): the broker refuses some at declare, and ignores
+// others, which is worse (a classic queue with x-delivery-limit loops a
+// poison message forever).
+func Refuses(typ, k, v string) string {
+	switch {
+	case typ == Stream && strings.HasPrefix(k, "x-") && k != "x-max-length-bytes" && k != "x-max-age" && k != "x-stream-max-segment-size-bytes":
+		return "streams keep every message for every consumer: they have no dead-lettering, TTL per message, length cap in messages, overflow, delivery limit or single active consumer (RabbitMQ refuses the declare); use type=quorum or classic"
+	case k == "x-delivery-limit" && typ != Quorum:
+		return "only quorum queues count deliveries; a classic queue ignores x-delivery-limit and redelivers a poison message forever; declare type=quorum"
+	case k == "x-dead-letter-strategy" && typ != Quorum:
+		return "only quorum queues have a dead-letter strategy (classic queues dead-letter at most once, and ignore it); declare type=quorum or drop the argument"
+	case k == "x-overflow" && v == "reject-publish-dlx" && typ == Quorum:
+		return "quorum queues refuse reject-publish-dlx (RabbitMQ answers 406 at the declare); use reject-publish, or a classic queue"
+	}
+	return ""
+}

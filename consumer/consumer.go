@@ -106,7 +106,7 @@ import (
 // Points are the pause points `lab worker consumer` announces, in the order a
 // message meets them; a lesson's spawn pause-at= and wait until= are
 // checked against them when it loads.
-var Points = []string{"received", "poisoned", "after-begin", "before-commit", "after-mark", "after-update", "after-commit", "after-mark-commit", "after-points-commit", "after-redis", "before-ack", "after-ack"}
+var Points = []string{"received", "poisoned", "failed", "after-park", "after-begin", "before-commit", "after-mark", "after-update", "after-commit", "after-mark-commit", "after-points-commit", "after-redis", "before-ack", "after-ack"}
 
 // Message is one event as the consumer sees it: a payment (points,
 // sms-task) or an order's new status (order-view). The JSON names are the

@@ -33,6 +33,12 @@ type Options struct {
 	// is Poison, whatever it holds, and settles it as OnPoison says.
 	Poison   string
 	OnPoison string // nack-requeue | nack | reject
+	// An ordinary failure: the handler fails on these event ids (a
+	// downstream that is down) until a consumer without them runs.
+	Fail       []string
+	OnFailure  string // requeue | reject
+	MaxRetries int    // 0: retry forever
+	ParkQueue  string // where a message that used its retries goes
 }
 
 // PoisonModes are how the consumer settles a poison message: nack with
@@ -65,6 +71,10 @@ func ParseArgs(args []string) (Options, error) {
 	fs.IntVar(&o.Prefetch, "prefetch", 1, "basic.qos prefetch count")
 	fs.StringVar(&o.Poison, "poison", "", "fail on the message with this event id (--queue only; pause point poisoned)")
 	fs.StringVar(&o.OnPoison, "on-poison", "nack-requeue", "settle the poison message: "+strings.Join(PoisonModes, ", "))
+	fail := fs.String("fail", "", "fail on these event ids (comma-separated): an ordinary failure, retried (--queue only; pause point failed)")
+	fs.StringVar(&o.OnFailure, "on-failure", "requeue", "settle a failed delivery: "+strings.Join(FailureModes, ", ")+" (to the queue's dead-letter exchange)")
+	fs.IntVar(&o.MaxRetries, "max-retries", 0, "retries before a failed message is parked (the broker's count: x-delivery-count or x-death); 0: no cap")
+	fs.StringVar(&o.ParkQueue, "park-queue", "", "with --max-retries: the queue a message that used its retries is moved to (article name)")
 	if err := fs.Parse(args); err != nil {
 		return o, worker.FlagError("lab worker consumer", fs, err)
 	}
@@ -72,6 +82,9 @@ func ParseArgs(args []string) (Options, error) {
 		return o, fmt.Errorf("lab worker consumer: unexpected argument %q", fs.Arg(0))
 	}
 	o.Strategy, o.Effect = Strategy(*strategy), Effect(*effect)
+	if *fail != "" {
+		o.Fail = strings.Split(*fail, ",")
+	}
 	o.TTL = time.Duration(*ttl) * time.Second
 	switch {
 	case *strategy == "":
@@ -90,6 +103,16 @@ func ParseArgs(args []string) (Options, error) {
 		return o, fmt.Errorf("lab worker consumer: --prefetch must be at least 1")
 	case !slices.Contains(PoisonModes, o.OnPoison):
 		return o, fmt.Errorf("lab worker consumer: --on-poison %q: use %s", o.OnPoison, strings.Join(PoisonModes, ", "))
+	case !slices.Contains(FailureModes, o.OnFailure):
+		return o, fmt.Errorf("lab worker consumer: --on-failure %q: use %s", o.OnFailure, strings.Join(FailureModes, ", "))
+	case o.MaxRetries < 0:
+		return o, fmt.Errorf("lab worker consumer: --max-retries must be 0 (no cap) or more")
+	case o.MaxRetries > 0 && o.ParkQueue == "":
+		return o, fmt.Errorf("lab worker consumer: --max-retries needs --park-queue Q: a message that used its retries must go somewhere a person sees it")
+	case o.ParkQueue != "" && o.MaxRetries == 0:
+		return o, fmt.Errorf("lab worker consumer: --park-queue needs --max-retries N: without a cap nothing is ever parked")
+	case (len(o.Fail) > 0 || o.MaxRetries > 0) && o.Queue == "":
+		return o, fmt.Errorf("lab worker consumer: --fail and --max-retries need --queue: a retry is the broker delivering the message again")
 	case o.Poison != "" && o.Queue == "":
 		return o, fmt.Errorf("lab worker consumer: --poison needs --queue: a poison message is one a queue keeps delivering")
 	}

@@ -47,6 +47,13 @@ func (c *Consumer) Consume(ctx context.Context, cfg services.Config, queue strin
 	}
 	c.logf("%s (%s) consuming %s, ack %s, prefetch %d", c.Name, c.Strategy, queue, o.Ack, o.Prefetch)
 	a := &acker{ch: ch, queue: queue}
+	if o.ParkQueue != "" {
+		a.parkQueue = names(cfg).Name(o.ParkQueue)
+		if a.park, a.returns, err = parkChannel(conn, cfg, a.parkQueue); err != nil {
+			return err
+		}
+		defer a.park.Close()
+	}
 	handled := 0
 	for {
 		select {
@@ -72,7 +79,7 @@ func (c *Consumer) Consume(ctx context.Context, cfg services.Config, queue strin
 					}
 					return err
 				}
-			} else if err := c.delivery(ctx, a, d, o.Ack); err != nil {
+			} else if err := c.delivery(ctx, a, d, o); err != nil {
 				if ctx.Err() != nil {
 					return nil
 				}
@@ -96,7 +103,31 @@ type acker struct {
 	mu    sync.Mutex
 	ch    *amqp.Channel
 	queue string
+	// When --park-queue is set: the confirm-mode channel parked copies go
+	// out on, the queue (namespaced), and its basic.returns.
+	park      *amqp.Channel
+	parkQueue string
+	returns   <-chan amqp.Return
 }
+
+// parkChannel opens the confirm-mode channel parked messages go out on,
+// after checking the parking queue exists (the lesson declares it).
+func parkChannel(conn *amqp.Connection, cfg services.Config, queue string) (*amqp.Channel, <-chan amqp.Return, error) {
+	ch, err := conn.Channel()
+	if err != nil {
+		return nil, nil, fmt.Errorf("open the parking channel: %w", err)
+	}
+	if _, err := ch.QueueDeclarePassive(queue, false, false, false, false, nil); err != nil {
+		return nil, nil, fmt.Errorf("parking queue %s does not exist at %s (%v): the lesson declares it; the consumer never creates one",
+			queue, secret.URL(cfg.AMQP), err)
+	}
+	if err := ch.Confirm(false); err != nil {
+		return nil, nil, fmt.Errorf("confirm.select on the parking channel: %w", err)
+	}
+	return ch, ch.NotifyReturn(make(chan amqp.Return, 1)), nil
+}
+
+func names(cfg services.Config) services.Names { return services.Names{NS: cfg.Namespace} }
 
 // ack sends basic.ack and then makes one synchronous round trip on the same
 // channel: the broker handles a channel's methods in order, so when the
@@ -211,18 +242,21 @@ func decode(d amqp.Delivery, e Effect) (Message, error) {
 }
 
 // delivery handles one delivery and settles it: ack when done (after or
-// before the commit, as asked), reject a conflict without requeue, nack a
-// failure with requeue.
-func (c *Consumer) delivery(ctx context.Context, a *acker, d amqp.Delivery, ackMode string) error {
+// before the commit, as asked), reject a conflict without requeue, and a
+// failure as --on-failure and --max-retries say.
+func (c *Consumer) delivery(ctx context.Context, a *acker, d amqp.Delivery, o Options) error {
 	m, err := decode(d, c.Effect)
 	if err != nil {
 		c.logf("delivery tag=%d redelivered=%t: %v; rejected without requeue", d.DeliveryTag, d.Redelivered, err)
 		return a.nack(d.DeliveryTag, false)
 	}
-	c.logf("delivery tag=%d redelivered=%t %s", d.DeliveryTag, d.Redelivered, m)
+	c.logf("delivery tag=%d redelivered=%t %s%s", d.DeliveryTag, d.Redelivered, m, history(d))
+	if failing(o, m.EventID) {
+		return c.failed(ctx, a, d, o, errDownstream)
+	}
 	acked := false
 	var before early
-	if ackMode == "before-commit" {
+	if o.Ack == "before-commit" {
 		before = func(ctx context.Context) error {
 			acked = true
 			return c.ackNow(ctx, a, d)
@@ -237,9 +271,7 @@ func (c *Consumer) delivery(ctx context.Context, a *acker, d amqp.Delivery, ackM
 			c.logf("failed after the ack: %v; the broker will not redeliver tag=%d", err, d.DeliveryTag)
 			return nil
 		}
-		c.logf("failed: %v; nacked tag=%d for redelivery", err, d.DeliveryTag)
-		time.Sleep(500 * time.Millisecond) // no hot loop on a persistent failure
-		return a.nack(d.DeliveryTag, true)
+		return c.failed(ctx, a, d, o, err)
 	}
 	c.logf("%s", res.Detail)
 	if c.P != nil {

@@ -164,6 +164,7 @@ func lint(l *lab.Lesson, add func(line int, format string, args ...any)) {
 		}
 		switch s.Kind {
 		case "spawn":
+			lintSpawnFlags(s, choices, add)
 			prog := s.Attrs["program"]
 			for _, n := range expansions(s.Attrs["name"], choices) {
 				spawned[n] = prog
@@ -232,6 +233,8 @@ func lint(l *lab.Lesson, add func(line int, format string, args ...any)) {
 	}
 	lintNeeds(l, add)
 	lintPredicts(l, add)
+	lintTopology(l, add)
+	lintHeaders(l, add)
 	if !l.ExplainOnly && (!unsafe || !safe) {
 		missing := "variant=safe"
 		if !unsafe {

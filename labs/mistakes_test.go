@@ -68,6 +68,18 @@ func TestEveryMistakeAnInstructorMadeIsCaughtAtLoadWithFileLineAndFix(t *testing
 			[]string{"t.md:3:", "every predict of lesson t has its answer as the first option"}},
 		{"an unknown attribute", head + "```sql sesion=A\nSELECT 1;\n```\n" + bothLedgers,
 			[]string{"t.md:13:", "(did you mean session?)", "allowed: session"}},
+		{"a dead-letter exchange no step declares", head + "```declare\nqueue orders x-dead-letter-exchange=orders.dlx\n```\n" + bothLedgers,
+			[]string{"t.md:14:", "no declare step declares exchange orders.dlx", "drops a dead-lettered message silently", "add `exchange orders.dlx type=fanout`"}},
+		{"an argument the queue type ignores", head + "```declare\nqueue orders x-delivery-limit=3\n```\n" + bothLedgers,
+			[]string{"t.md:14:", "queue orders type=classic x-delivery-limit=3", "only quorum queues count deliveries", "declare type=quorum"}},
+		{"an argument the queue type refuses", head + "```declare\nqueue orders type=quorum x-overflow=reject-publish-dlx\n```\n" + bothLedgers,
+			[]string{"t.md:14:", "quorum queues refuse reject-publish-dlx", "use reject-publish"}},
+		{"a worker flag that does not exist", head + "```spawn name=c1 program=consumer\n--queue orders --strategy one-tx --max-retry 3\n```\n" + bothLedgers,
+			[]string{"t.md:14:", "--max-retry is not one of its flags (did you mean --max-retries?)", "lab worker consumer --help"}},
+		{"worker flags the program refuses together", head + "```spawn name=c1 program=consumer\n--queue orders --strategy one-tx --max-retries 3\n```\n" + bothLedgers,
+			[]string{"t.md:13:", "--max-retries needs --park-queue"}},
+		{"a header the queue's type never sets", head + "```declare\nqueue orders\n```\n\n```consume queue=orders count=1\n```\n\n```expect\nheader x-delivery-count 1\n```\n" + bothLedgers,
+			[]string{"t.md:21:", "queue orders is a classic queue, which never sets x-delivery-count", "declare the queue type=quorum"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -144,7 +156,7 @@ func TestAFolderPairsTranslationsChecksThemAndSkipsNotes(t *testing.T) {
 // TestTheShippedLessonsPassLabCheck: `lab check labs/` finds nothing.
 func TestTheShippedLessonsPassLabCheck(t *testing.T) {
 	for _, r := range []labs.Report{labs.Check(), labs.Check(".")} {
-		if len(r.Problems) > 0 || r.Lessons != 56 {
+		if len(r.Problems) > 0 || r.Lessons != 62 {
 			t.Errorf("%d lessons, problems: %v", r.Lessons, r.Problems)
 		}
 	}

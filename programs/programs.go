@@ -14,6 +14,7 @@ import (
 	"github.com/rmlab/lab/executor"
 	"github.com/rmlab/lab/producer"
 	"github.com/rmlab/lab/provider"
+	"github.com/rmlab/lab/redrive"
 	"github.com/rmlab/lab/relay"
 	"github.com/rmlab/lab/services"
 	"github.com/rmlab/lab/worker"
@@ -25,16 +26,38 @@ type Program struct {
 	Kind   string
 	Main   worker.Main
 	Points []string
+	// Check, where the program has one, parses its flags as Main would and
+	// says what is wrong with them (a flag that needs another), without
+	// running anything: lab check runs it on every spawn's body.
+	Check func(args []string) error
 }
 
 // All are the worker programs.
 var All = []Program{
-	{"consumer", consumer.Main, consumer.Points},
-	{"relay", relay.Main, relay.Points},
-	{"producer", producer.Main, producer.Points},
-	{"batch-consumer", batch.Main, batch.Points},
-	{"executor", executor.Main, executor.Points},
-	{"provider", provider.Main, provider.Points},
+	{"consumer", consumer.Main, consumer.Points, parsed(consumer.ParseArgs)},
+	{"relay", relay.Main, relay.Points, nil},
+	{"producer", producer.Main, producer.Points, parsed(producer.ParseArgs)},
+	{"batch-consumer", batch.Main, batch.Points, parsed(batch.ParseArgs)},
+	{"executor", executor.Main, executor.Points, nil},
+	{"provider", provider.Main, provider.Points, nil},
+	{"redrive", redrive.Main, redrive.Points, parsed(redrive.ParseArgs)},
+}
+
+func parsed[O any](parse func([]string) (O, error)) func([]string) error {
+	return func(args []string) error {
+		_, err := parse(args)
+		return err
+	}
+}
+
+// Find looks a program up by its kind.
+func Find(kind string) (Program, bool) {
+	for _, p := range All {
+		if p.Kind == kind {
+			return p, true
+		}
+	}
+	return Program{}, false
 }
 
 // Points maps each program to its pause points.

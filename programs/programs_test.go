@@ -93,3 +93,18 @@ func TestEveryProgramIsListedOnceWithPoints(t *testing.T) {
 		}
 	}
 }
+
+func TestEveryProgramsFlagsAreReadFromItsOwnHelp(t *testing.T) {
+	for _, p := range programs.All {
+		flags, ok := programs.Flags(p.Kind)
+		if !ok || len(flags) == 0 {
+			t.Errorf("%s: no flags read from its --help", p.Kind)
+		}
+	}
+	if f, _ := programs.Flags("consumer"); !slices.Contains(f, "max-retries") || slices.Contains(f, "name") {
+		t.Errorf("consumer's flags %v: want --max-retries, and not the worker layer's --name", f)
+	}
+	if _, ok := programs.Flags("no-such-program"); ok {
+		t.Error("a program that does not exist has flags")
+	}
+}

@@ -21,7 +21,7 @@ import (
 // Usage is `lab worker relay`'s flags, for its error messages.
 const Usage = `lab worker relay [--name N] [--pause-at claim-locked,after-claim,after-publish,after-confirm,after-mark]
    [--db blog_outbox_lab] [--exchange X] [--routing-key K] [--batch 1] [--lease 30]
-   [--max-attempts 5] [--backoff 1] [--scan-delay 10] [--scan-limit 100] [--no-skip-locked] [--ordered]
+   [--max-attempts 5] [--backoff 1] [--max-backoff 300] [--scan-delay 10] [--scan-limit 100] [--no-skip-locked] [--ordered]
    [--once | --count N] [--amqp URL|HOST:PORT] [--confirm-timeout 5s] [--quiet] [--worker-name W]
    deliberately unsafe, for lessons: [--unsafe-claim] [--mark-before-publish] [--fresh-message-id] [--no-mandatory]
    [--token fixed-name]`
@@ -41,6 +41,7 @@ func Main(ctx context.Context, p *worker.Points, args []string) error {
 	fs.IntVar(&cfg.LeaseSeconds, "lease", 30, "lease seconds")
 	fs.IntVar(&cfg.MaxAttempts, "max-attempts", 5, "attempts before DEAD")
 	fs.IntVar(&cfg.BackoffSeconds, "backoff", 1, "first retry delay in seconds (doubles per attempt)")
+	fs.IntVar(&cfg.MaxBackoff, "max-backoff", maxBackoffSeconds, "the longest retry delay in seconds")
 	fs.IntVar(&cfg.ScanDelay, "scan-delay", 10, "seconds a lease-expired event waits before it is due again")
 	fs.IntVar(&cfg.ScanLimit, "scan-limit", 100, "claims one lease-expiry scan resets at most")
 	fs.StringVar(&cfg.WorkerName, "worker-name", "", "the worker this relay runs as, in its lease tokens (default: --name); relays may share one, as threads or restarts of one worker do")

@@ -92,6 +92,7 @@ type Config struct {
 	LeaseSeconds   int           // how long a claim is ours
 	MaxAttempts    int           // attempts before DEAD
 	BackoffSeconds int           // first retry delay; doubles per attempt, capped
+	MaxBackoff     int           // the cap, in seconds (0: maxBackoffSeconds)
 	ScanDelay      int           // seconds a lease-expired event waits before it is due again
 	SkipLocked     bool          // false: plain FOR UPDATE, relays wait on each other
 	Ordered        bool          // one event in flight per aggregate
@@ -487,14 +488,15 @@ func (r *Relay) reachEach(ctx context.Context, point string, n int) error {
 // backoff is the delay before attempt n+1: BackoffSeconds doubled per
 // attempt, capped.
 func (r *Relay) backoff(attempts int) int {
+	top := r.cfg.MaxBackoff
+	if top <= 0 {
+		top = maxBackoffSeconds
+	}
 	d := r.cfg.BackoffSeconds
-	for i := 1; i < attempts && d < maxBackoffSeconds; i++ {
+	for i := 1; i < attempts && d < top; i++ {
 		d *= 2
 	}
-	if d > maxBackoffSeconds {
-		d = maxBackoffSeconds
-	}
-	return d
+	return min(d, top)
 }
 
 // retryable: a deadlock (1213) or a lock wait timeout (1205) — try again.

@@ -48,10 +48,10 @@ func TestTheReadmesDeadLetterExampleRunsAsWritten(t *testing.T) {
 	}
 	var sawDeath bool
 	for _, s := range lr.Steps {
-		sawDeath = sawDeath || strings.Contains(s.Observed, "x-death.reason=rejected")
+		sawDeath = sawDeath || strings.Contains(s.Observed, "x-death=[orders rejected 1]")
 	}
 	if !sawDeath {
-		t.Error("no step showed x-death.reason=rejected")
+		t.Error("no step showed x-death=[orders rejected 1]")
 	}
 }
 

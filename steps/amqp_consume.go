@@ -152,7 +152,7 @@ func (consumeKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	for _, d := range got {
 		hs := deliveryHeaders(r, d)
 		o.Rows = append(o.Rows, []string{strconv.FormatUint(d.DeliveryTag, 10), strconv.FormatBool(d.Redelivered), d.MessageId, hs.text(), string(d.Body)})
-		line := fmt.Sprintf("← delivery tag=%d redelivered=%t message-id=%s body=%s (channel %s)", d.DeliveryTag, d.Redelivered, d.MessageId, d.Body, name)
+		line := fmt.Sprintf("← delivery tag=%d redelivered=%t message-id=%s routing-key=%s body=%s (channel %s)", d.DeliveryTag, d.Redelivered, d.MessageId, d.RoutingKey, d.Body, name)
 		if t := hs.text(); t != "" {
 			line += "\n    headers: " + t
 		}
@@ -286,11 +286,14 @@ func (st *amqpState) channelFailure(r *Run, c *amqpChan, s *lab.Step, res lab.Re
 // headers are the delivery facts a lesson checks with `expect header NAME
 // VALUE`: x-delivery-count (quorum queues), x-acquired-count (RabbitMQ 4.x),
 // the newest x-death entry's count, reason, queue and exchange (article
-// names), and x-first-death-reason.
+// names), x-first-death-reason, the whole x-death history ("orders.wait
+// expired 2, orders rejected 2", newest first), and the routing key the
+// message travelled with (dead-lettering keeps it unless the queue sets
+// x-dead-letter-routing-key).
 type headers map[string]string
 
 // HeaderNames are the names `expect header` knows.
-var HeaderNames = []string{"x-delivery-count", "x-acquired-count", "x-death.count", "x-death.reason", "x-death.queue", "x-death.exchange", "x-first-death-reason"}
+var HeaderNames = []string{"routing-key", "x-delivery-count", "x-acquired-count", "x-death.count", "x-death.reason", "x-death.queue", "x-death.exchange", "x-first-death-reason", "x-death"}
 
 func deliveryHeaders(r *Run, d amqp.Delivery) headers {
 	h := headers{}
@@ -301,8 +304,12 @@ func deliveryHeaders(r *Run, d amqp.Delivery) headers {
 		}
 		return s
 	}
+	h["routing-key"] = article(d.RoutingKey)
 	if v, ok := d.Headers["x-delivery-count"]; ok {
 		h["x-delivery-count"] = fmt.Sprint(v)
+	}
+	if ds := broker.Deaths(d.Headers); len(ds) > 0 {
+		h["x-death"] = broker.DeathsText(ds, func(q string) string { return article(q) })
 	}
 	if v, ok := d.Headers["x-acquired-count"]; ok { // RabbitMQ 4.x: every delivery, nacks included
 		h["x-acquired-count"] = fmt.Sprint(v)
@@ -325,11 +332,16 @@ func deliveryHeaders(r *Run, d amqp.Delivery) headers {
 	return h
 }
 
-// text is the headers in a stable order, as the learner reads them.
+// text is the headers in a stable order, as the learner reads them: the
+// x-death history whole (its newest entry's fields are in it), the
+// routing key on the delivery's own line.
 func (h headers) text() string {
 	var out []string
-	for _, k := range HeaderNames {
+	for _, k := range []string{"x-delivery-count", "x-acquired-count", "x-first-death-reason", "x-death"} {
 		if v, ok := h[k]; ok {
+			if k == "x-death" {
+				v = "[" + v + "]"
+			}
 			out = append(out, k+"="+v)
 		}
 	}

@@ -356,13 +356,7 @@ func Timeout(s *lab.Step, key string, def time.Duration) (time.Duration, error) 
 	if !ok || v == "" {
 		return def, nil
 	}
-	// Unexpanded (lab check): ${wait:10}s is checked as 10s.
-	v = varRe.ReplaceAllStringFunc(v, func(m string) string {
-		if sub := varRe.FindStringSubmatch(m); sub[2] != "" {
-			return sub[2]
-		}
-		return m
-	})
+	v = unexpanded(v)
 	if n, err := strconv.ParseFloat(v, 64); err == nil {
 		return time.Duration(n * float64(time.Second)), nil
 	}
@@ -371,6 +365,17 @@ func Timeout(s *lab.Step, key string, def time.Duration) (time.Duration, error) 
 		return 0, fmt.Errorf("%s: %s=%q is not a duration (write 5s or 500ms)", s.Where(), key, v)
 	}
 	return d, nil
+}
+
+// unexpanded is a value as lab check reads it, before any run: ${wait:10}
+// is 10 (the screen's figure); a choice's ${name} stays as written.
+func unexpanded(v string) string {
+	return varRe.ReplaceAllStringFunc(v, func(m string) string {
+		if sub := varRe.FindStringSubmatch(m); sub[2] != "" {
+			return sub[2]
+		}
+		return m
+	})
 }
 
 // CheckAttrs rejects attributes a kind does not know, with file:line.

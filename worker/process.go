@@ -52,6 +52,7 @@ type Process struct {
 	exitCode int
 	log      []string
 	done     chan struct{}
+	started  time.Time
 }
 
 // Spec says how to start a worker.
@@ -90,7 +91,7 @@ func Start(spec Spec) (*Process, error) {
 		return nil, fmt.Errorf("start worker %s (%s): %w", spec.Name, spec.Binary, err)
 	}
 	p := &Process{Name: spec.Name, Kind: spec.Kind, PauseAt: spec.PauseAt, cmd: cmd, stdin: stdin, onNote: spec.OnNote,
-		state: Running, changed: make(chan struct{}), reached: map[string]int{}, done: make(chan struct{})}
+		state: Running, changed: make(chan struct{}), reached: map[string]int{}, done: make(chan struct{}), started: time.Now()}
 	go p.read(out)
 	return p, nil
 }
@@ -118,7 +119,7 @@ func (p *Process) read(r io.Reader) {
 			p.reached[p.point]++
 		case line == "@done":
 		default:
-			p.log = append(p.log, line)
+			p.log = append(p.log, Stamp(time.Since(p.started))+" "+line)
 			if len(p.log) > 200 {
 				p.log = p.log[len(p.log)-200:]
 			}
@@ -138,6 +139,20 @@ func (p *Process) read(r io.Reader) {
 	p.notify()
 	p.mu.Unlock()
 	close(p.done)
+}
+
+// Stamp is how long after its start a worker wrote a line ("+0.21s",
+// "+12.3s", "+125s"): a retry 5 s later reads as 5 s later, not as the
+// next line.
+func Stamp(d time.Duration) string {
+	s := d.Seconds()
+	switch {
+	case s < 10:
+		return fmt.Sprintf("+%.2fs", s)
+	case s < 100:
+		return fmt.Sprintf("+%.1fs", s)
+	}
+	return fmt.Sprintf("+%.0fs", s)
 }
 
 func (p *Process) notify() {

@@ -97,7 +97,7 @@ func TestResumedWorkerRunsToTheEnd(t *testing.T) {
 	if err != nil || code != 0 {
 		t.Fatalf("exit %d, %v", code, err)
 	}
-	if got := p.Output(); len(got) != 3 || got[2] != "did third" {
+	if got := p.Output(); len(got) != 3 || !strings.HasSuffix(got[2], " did third") || !strings.HasPrefix(got[2], "+0.") {
 		t.Fatalf("output %q", got)
 	}
 }
@@ -207,5 +207,15 @@ func TestAFailedWaitQuotesTheWorkersLastLines(t *testing.T) {
 	}
 	if got := lastLine([]string{"", ""}); got != "(none)" {
 		t.Errorf("lastLine of blank lines = %q", got)
+	}
+}
+
+func TestOutputLinesCarryTheTimeSinceTheWorkerStarted(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		210 * time.Millisecond: "+0.21s", 5010 * time.Millisecond: "+5.01s", 12340 * time.Millisecond: "+12.3s", 125 * time.Second: "+125s",
+	} {
+		if got := Stamp(d); got != want {
+			t.Errorf("Stamp(%v) = %q, want %q", d, got, want)
+		}
 	}
 }
