@@ -35,6 +35,7 @@ const (
 	CapManagement    Capability = "management-api" // unacked counts
 	CapBrokerControl Capability = "broker-control" // the lab may restart the broker
 	CapOwnBroker     Capability = "own-broker"     // the lab can start RabbitMQ nodes of its own (package node)
+	CapBinlog        Capability = "binlog"         // a row-based binary log to read: the server's, or a server of the lab's own (package dbnode)
 )
 
 // Alternatives splits a need written "own-broker|broker-control" (any one
@@ -69,7 +70,7 @@ func (l *Lesson) Unmet(caps map[Capability]bool) []string {
 }
 
 // Capabilities are every capability a lesson's needs: may name.
-var Capabilities = []Capability{CapSkipLocked, CapJSON, CapRedis, CapAMQP, CapQuorum, CapStream, CapManagement, CapBrokerControl, CapOwnBroker}
+var Capabilities = []Capability{CapSkipLocked, CapJSON, CapRedis, CapAMQP, CapQuorum, CapStream, CapManagement, CapBrokerControl, CapOwnBroker, CapBinlog}
 
 // Lesson is one numbered lesson, in one language, loaded from Markdown.
 type Lesson struct {

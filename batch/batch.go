@@ -140,7 +140,7 @@ func Main(ctx context.Context, p *worker.Points, args []string) error {
 		if j.tx, err = db.BeginTx(ctx, nil); err != nil {
 			return fmt.Errorf("START TRANSACTION: %w", err)
 		}
-		if _, err := j.tx.ExecContext(ctx, "INSERT INTO consumed_operation VALUES(?,?,?,?,?)", o.Consumer, j.m.BusinessKey, j.m.EventID, j.m.UserID, j.m.Amount); err != nil {
+		if _, err := j.tx.ExecContext(ctx, "INSERT INTO consumed_operation (consumer_name,business_key,event_id,user_id,amount) VALUES(?,?,?,?,?)", o.Consumer, j.m.BusinessKey, j.m.EventID, j.m.UserID, j.m.Amount); err != nil {
 			return fmt.Errorf("tag=%d: INSERT INTO consumed_operation: %w", j.d.DeliveryTag, err)
 		}
 		res, err := j.tx.ExecContext(ctx, "UPDATE points_account SET points=points+? WHERE user_id=?", j.m.Amount, j.m.UserID)

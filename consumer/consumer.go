@@ -359,7 +359,7 @@ type execer interface {
 
 // insertMark writes the consumed_operation row. dup reports a 1062.
 func (h *handling) insertMark(ctx context.Context, x execer) (dup bool, err error) {
-	_, err = x.ExecContext(ctx, "INSERT INTO consumed_operation VALUES(?,?,?,?,?)",
+	_, err = x.ExecContext(ctx, "INSERT INTO consumed_operation (consumer_name,business_key,event_id,user_id,amount) VALUES(?,?,?,?,?)",
 		h.c.Name, h.key(), h.m.EventID, h.m.UserID, h.m.Amount)
 	if errCode(err) == 1062 {
 		return true, nil

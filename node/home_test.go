@@ -137,7 +137,7 @@ func TestSlimHomeOfTheInstalledRabbitMQLeavesOutThePlugins(t *testing.T) {
 // outgoing connection takes one between the choice and the node's bind (a
 // dist port taken so failed a boot with dist_port_already_used).
 func TestFreePortsAreDistinctAndBelowTheEphemeralRange(t *testing.T) {
-	ports, err := freePorts(7)
+	ports, err := FreePorts(7)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -184,7 +184,7 @@ func start(ctx context.Context, o Options) (*Set, error) {
 			s.Close()
 		}
 	}()
-	ports, err := freePorts(1 + 2*o.Nodes)
+	ports, err := FreePorts(1 + 2*o.Nodes)
 	if err != nil {
 		return nil, err
 	}

@@ -10,11 +10,11 @@ import (
 	"strings"
 )
 
-// freePorts finds n distinct free loopback ports, holding each until all
+// FreePorts finds n distinct free loopback ports, holding each until all
 // are chosen. They are drawn below the kernel's ephemeral range, where no
 // outgoing connection takes its local port between the choice and the
 // node's bind; the kernel's own choice is the fallback.
-func freePorts(n int) ([]int, error) {
+func FreePorts(n int) ([]int, error) {
 	var ls []net.Listener
 	defer func() {
 		for _, l := range ls {
@@ -35,7 +35,7 @@ func freePorts(n int) ([]int, error) {
 	for len(out) < n {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			return nil, fmt.Errorf("lab-owned broker: no free loopback port: %w", err)
+			return nil, fmt.Errorf("no free loopback port: %w", err)
 		}
 		ls = append(ls, l)
 		out = append(out, l.Addr().(*net.TCPAddr).Port)

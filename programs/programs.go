@@ -10,6 +10,7 @@ import (
 	"sort"
 
 	"github.com/rmlab/lab/batch"
+	"github.com/rmlab/lab/binlog"
 	"github.com/rmlab/lab/consumer"
 	"github.com/rmlab/lab/executor"
 	"github.com/rmlab/lab/producer"
@@ -41,6 +42,7 @@ var All = []Program{
 	{"executor", executor.Main, executor.Points, nil},
 	{"provider", provider.Main, provider.Points, nil},
 	{"redrive", redrive.Main, redrive.Points, parsed(redrive.ParseArgs)},
+	{"binlog-relay", binlog.Main, binlog.Points, parsed(binlog.ParseArgs)},
 }
 
 func parsed[O any](parse func([]string) (O, error)) func([]string) error {

@@ -329,3 +329,12 @@ func (n Names) SQL(stmt string) string {
 	}
 	return dbWordRe.ReplaceAllString(stmt, "${1}_"+n.NS)
 }
+
+// MySQLAddr is the MySQL server's host:port, for messages (never the
+// password).
+func (c Config) MySQLAddr() string {
+	if d, err := gomysql.ParseDSN(c.MySQL); err == nil && d.Addr != "" {
+		return d.Addr
+	}
+	return "the MySQL server"
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	lab "github.com/rmlab/lab"
 	"github.com/rmlab/lab/containers"
+	"github.com/rmlab/lab/dbnode"
 	"github.com/rmlab/lab/node"
 	"github.com/rmlab/lab/secret"
 )
@@ -36,19 +37,25 @@ type Services struct {
 
 // Info is what `lab doctor` reports.
 type Info struct {
-	MySQLVersion   string
-	MariaDB        bool
-	SkipLocked     bool
-	JSONType       bool
-	AMQPVersion    string
-	Management     bool
-	RedisVersion   string
-	Started        []string // services the lab started in containers: what, image, address, time taken
-	Swept          []string // containers a lab that died had left, removed before these started
-	BrokerControl  bool
-	OwnBroker      bool   // RabbitMQ's server script is here: the lab can start nodes of its own
-	OwnBrokerNote  string // where, or why not
-	Cluster        bool   // LAB_CLUSTER names a three-node cluster the lessons may use (docker compose --profile cluster)
+	MySQLVersion  string
+	MariaDB       bool
+	SkipLocked    bool
+	JSONType      bool
+	AMQPVersion   string
+	Management    bool
+	RedisVersion  string
+	Started       []string // services the lab started in containers: what, image, address, time taken
+	Swept         []string // containers a lab that died had left, removed before these started
+	BrokerControl bool
+	OwnBroker     bool   // RabbitMQ's server script is here: the lab can start nodes of its own
+	OwnBrokerNote string // where, or why not
+	// Binlog: the server writes a row-based binary log (log_bin ON,
+	// binlog_format ROW); OwnMySQL: the lab can start a server of its own
+	// that does (package dbnode), for lessons that need one.
+	Binlog         bool
+	BinlogNote     string
+	OwnMySQL       bool
+	Cluster        bool // LAB_CLUSTER names a three-node cluster the lessons may use (docker compose --profile cluster)
 	MySQLErr       error
 	AMQPErr        error
 	RedisErr       error
@@ -70,9 +77,25 @@ func (i Info) Caps() map[lab.Capability]bool {
 		c[lab.CapManagement] = i.Management
 		c[lab.CapBrokerControl] = i.BrokerControl
 	}
+	if i.MySQLErr == nil {
+		c[lab.CapBinlog] = i.Binlog || i.OwnMySQL
+	}
 	c[lab.CapRedis] = i.RedisErr == nil
 	c[lab.CapOwnBroker] = i.OwnBroker || i.Cluster
 	return c
+}
+
+// WithMySQL is a copy of s whose MySQL is the server at dsn (the lab's own,
+// for a lesson that needs what the configured one lacks): the same
+// namespace, Redis and broker.
+func (s *Services) WithMySQL(ctx context.Context, dsn string) (*Services, error) {
+	twin := &Services{Config: s.Config, Names: s.Names, Redis: s.Redis, Info: s.Info}
+	twin.Config.MySQL = dsn
+	twin.Info.MySQLErr = nil
+	if err := twin.connectMySQL(ctx); err != nil {
+		return nil, err
+	}
+	return twin, nil
 }
 
 // errWanted stands for a service that is to run in a container.
@@ -190,7 +213,29 @@ func (s *Services) readMySQLInfo(ctx context.Context, db *sql.DB) error {
 		s.Info.SkipLocked = maj > 8 || (maj == 8 && (min > 0 || patch >= 1))
 		s.Info.JSONType = maj > 5 || (maj == 5 && min >= 7)
 	}
+	var logBin, format sql.NullString
+	if err := db.QueryRowContext(ctx, "SELECT @@log_bin, @@binlog_format").Scan(&logBin, &format); err == nil {
+		s.Info.Binlog = logBin.String == "1" && format.String == "ROW"
+		if !s.Info.Binlog {
+			s.Info.BinlogNote = fmt.Sprintf("log_bin=%s, binlog_format=%s: no row-based binary log on this server", onOff(logBin.String), format.String)
+		}
+	}
+	if bin, err := dbnode.Server(); err == nil {
+		s.Info.OwnMySQL = true
+		if !s.Info.Binlog {
+			s.Info.BinlogNote += "; the lessons that read one start a server of the lab's own, " + bin
+		}
+	} else if !s.Info.Binlog {
+		s.Info.BinlogNote += "; and the lab cannot start a server of its own: " + err.Error()
+	}
 	return nil
+}
+
+func onOff(v string) string {
+	if v == "1" {
+		return "ON"
+	}
+	return "OFF"
 }
 
 func (s *Services) probeAMQP(ctx context.Context) error {

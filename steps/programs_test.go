@@ -12,7 +12,7 @@ import (
 
 // programDirs is where each worker program's code lives.
 var programDirs = map[string]string{"consumer": "consumer", "relay": "relay", "producer": "producer",
-	"batch-consumer": "batch", "executor": "executor", "provider": "provider", "redrive": "redrive"}
+	"batch-consumer": "batch", "executor": "executor", "provider": "provider", "redrive": "redrive", "binlog-relay": "binlog"}
 
 var reachRe = regexp.MustCompile(`(?:[Rr]each|reachEach)\(ctx, "([a-z-]+)"`)
 var pointConstRe = regexp.MustCompile(`Point[A-Za-z]+\s*=\s*"([a-z-]+)"`)

@@ -65,6 +65,16 @@ func (resetKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	r.Close()
 	res := lab.Result{Passed: true}
 	var obs []string
+	if needsBinlog(r.Lesson) {
+		svc, note, err := binlogServices(ctx, r.Svc())
+		if err != nil {
+			return fail("%v", err)
+		}
+		r.useServices(svc)
+		if note != "" {
+			obs = append(obs, note)
+		}
+	}
 	svc := r.Env.Svc
 	for _, db := range SplitList(s.Attrs["db"]) {
 		name := svc.Names.Name(db)

@@ -421,7 +421,7 @@ func (a *App) newSession(l *lab.Lesson) []tea.Cmd {
 	a.lesson.Set(a.current(), s)
 	a.panels.ledger.Set(nil)
 	a.panels.showsChaos = hasChaos(l)
-	cmds = append(cmds, a.panels.tables.Restart(l), a.panels.chaos.Restart(s.run), a.panels.queues.Restart(l, s.run), a.panels.workers.Restart(s))
+	cmds = append(cmds, a.panels.tables.Restart(l, s.run), a.panels.chaos.Restart(s.run), a.panels.queues.Restart(l, s.run), a.panels.workers.Restart(s))
 	a.relayout() // the queue panel's height depends on the lesson
 	return cmds
 }

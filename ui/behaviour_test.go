@@ -256,7 +256,7 @@ func TestStalePanelMessagesAreDroppedAfterARestart(t *testing.T) {
 	tp, qp, wp := a.panels.tables, a.panels.queues, a.panels.workers
 	qp.names = []string{"orders"}
 	oldT, oldQ, oldW := tp.gen, qp.gen, wp.gen
-	tp.Restart(l)
+	tp.Restart(l, nil)
 	qp.Refresh()
 	wp.Restart(a.sess)
 	stale := []tea.Msg{

@@ -238,7 +238,7 @@ func (p *lessonPane) preview(s *lab.Step, total, w int) []string {
 // run can tell (sql steps), else the block body.
 func (p *lessonPane) willSend(s *lab.Step) []string {
 	run := p.sess.run
-	if s.Kind == "sql" && run.Env != nil && run.Env.Svc != nil {
+	if s.Kind == "sql" && run.Svc() != nil {
 		if stmts, err := run.Statements(s); err == nil {
 			return terminate(stmts)
 		}

@@ -12,6 +12,7 @@ import (
 	gomysql "github.com/go-sql-driver/mysql"
 	lab "github.com/rmlab/lab"
 	"github.com/rmlab/lab/services"
+	"github.com/rmlab/lab/steps"
 )
 
 // Every live panel polls on its own chain: poll -> data -> tick -> poll.
@@ -57,6 +58,7 @@ type tablesPanel struct {
 	active bool
 	gen    int
 	views  []lab.TableView
+	run    *steps.Run // whose services the tables are read from
 	data   []tableData
 	// base is each table's rows (joined) when the last step started.
 	base map[string]map[string]bool
@@ -66,10 +68,12 @@ func newTablesPanel(c *common) *tablesPanel { return &tablesPanel{c: c} }
 
 func (p *tablesPanel) SetSize(w, h int) { p.w, p.h = w, h }
 
-// Restart points the panel at a lesson's tables and polls at once.
-func (p *tablesPanel) Restart(l *lab.Lesson) tea.Cmd {
+// Restart points the panel at a lesson's tables and polls at once. The
+// run says where they are: a lesson that reads a binary log may run on the
+// lab's own MySQL server.
+func (p *tablesPanel) Restart(l *lab.Lesson, run *steps.Run) tea.Cmd {
 	p.gen++
-	p.views, p.data, p.base = nil, nil, nil
+	p.views, p.data, p.base, p.run = nil, nil, nil, run
 	if l != nil {
 		p.views = l.Tables
 	}
@@ -116,7 +120,9 @@ func (p *tablesPanel) Update(msg tea.Msg) tea.Cmd {
 func (p *tablesPanel) poll() tea.Cmd {
 	gen, views := p.gen, p.views
 	var svc *services.Services
-	if p.c.env != nil {
+	if p.run != nil {
+		svc = p.run.Svc()
+	} else if p.c.env != nil {
 		svc = p.c.env.Svc
 	}
 	if len(views) == 0 {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rmlab/lab/cleaner"
 	"github.com/rmlab/lab/containers"
+	"github.com/rmlab/lab/dbnode"
 	"github.com/rmlab/lab/node"
 	"github.com/rmlab/lab/services"
 )
@@ -81,6 +82,13 @@ func cmdClean(ctx context.Context, g globals, allNamespaces bool, stdout, stderr
 		}
 		if err != nil {
 			cl.Report("", err)
+		}
+	}
+	// MySQL servers of the lab's own (for the lessons that read a binary
+	// log) whose lab died before it could stop them.
+	if dir, err := dbnode.Dir(); err == nil {
+		for _, r := range dbnode.Sweep(dir) {
+			fmt.Fprintf(stdout, "removed the MySQL server a lab left in %s\n", r)
 		}
 	}
 	// Containers a lab killed with SIGKILL left (its own it removes on

@@ -90,6 +90,7 @@ func cmdDoctor(ctx context.Context, g globals, stdout, stderr io.Writer) int {
 		lab.CapRedis:         "Redis reachable",
 		lab.CapBrokerControl: brokerControlNote(cfg),
 		lab.CapOwnBroker:     in.OwnBrokerNote,
+		lab.CapBinlog:        binlogNote(in),
 	}
 	var keys []string
 	for c := range notes {
@@ -203,4 +204,11 @@ func workersNote() string {
 		return b + " (from the same build as this lab)"
 	}
 	return "this lab binary (a lab-worker beside it, from the same build, starts them in a third of the CPU: go install ./cmd/...)"
+}
+
+func binlogNote(in services.Info) string {
+	if in.Binlog {
+		return "the server writes a row-based binary log (log_bin ON, binlog_format ROW)"
+	}
+	return in.BinlogNote
 }

@@ -96,6 +96,7 @@ func (g *globals) flags(fs *flag.FlagSet) {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	defer steps.StopOwnMySQL() // a lesson that read a binary log may have started one
 	cmd := ""
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		cmd, args = args[0], args[1:]

@@ -36,6 +36,7 @@ import (
 
 	"github.com/rmlab/lab/cleaner"
 	"github.com/rmlab/lab/services"
+	"github.com/rmlab/lab/steps"
 )
 
 // process is this test process's state: its slot, a namespace-less
@@ -60,6 +61,7 @@ var process struct {
 func Main(m *testing.M) {
 	process.inMain.Store(true)
 	code := m.Run()
+	steps.StopOwnMySQL() // a lesson that read a binary log may have started one
 	if !finish() && code == 0 {
 		code = 1
 	}
