@@ -10,12 +10,16 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
 	lab "github.com/rmlab/lab"
 	"github.com/rmlab/lab/broker"
 	"github.com/rmlab/lab/labs"
+	"github.com/rmlab/lab/progress"
 	"github.com/rmlab/lab/services"
 	"github.com/rmlab/lab/steps"
 )
@@ -35,10 +39,36 @@ type Cleaner struct {
 // those in lessonsDir ("" for none), and reports each thing it did or left
 // on out.
 func New(ctx context.Context, svc *services.Services, lessonsDir string, out io.Writer) *Cleaner {
-	queues, exchanges, err := brokerNames(lessonsDir)
+	// Every folder the lab was ever given, not only this one: an
+	// instructor's lessons replayed in lanes last week left queues whose
+	// names only those files know.
+	dirs, _ := progress.LessonsFolders()
+	if lessonsDir != "" {
+		if abs, err := filepath.Abs(lessonsDir); err == nil && !slices.Contains(dirs, abs) {
+			dirs = append(dirs, abs)
+		}
+	}
+	var gone []string
+	for _, d := range dirs {
+		if _, err := os.Stat(d); err != nil {
+			gone = append(gone, d)
+		}
+	}
+	explicit := ""
+	if lessonsDir != "" {
+		explicit, _ = filepath.Abs(lessonsDir)
+	}
+	queues, exchanges, err := brokerNames(slices.DeleteFunc(dirs, func(d string) bool { return slices.Contains(gone, d) }), explicit)
 	cl := &Cleaner{svc: svc, queues: queues, exchanges: exchanges, out: out, broker: broker.NewClient(svc.Config.AMQP)}
 	if err != nil {
 		cl.Report("", err)
+	}
+	if len(gone) > 0 {
+		_ = progress.ForgetLessons(gone)
+		if !svc.Info.Management {
+			fmt.Fprintf(out, "  note   the lessons folder(s) %s, given to the lab before, no longer exist: queues and exchanges only those lessons named are found by the broker's marks, which need the management API (rabbitmq-plugins enable rabbitmq_management)\n",
+				strings.Join(gone, ", "))
+		}
 	}
 	if svc.Info.Management {
 		if m, err := broker.ManagementFor(svc.Config.AMQP, svc.Config.Management); err == nil {
@@ -193,17 +223,20 @@ func Namespaces(ctx context.Context, svc *services.Services) ([]services.Names, 
 
 // brokerNames are the queues and exchanges (article names) the lessons'
 // reset steps clear and declare steps create: every built-in lesson in both
-// languages, and an instructor's own with --lessons. (With the management
+// languages, and an instructor's own in every folder the lab was given. (With the management
 // API, the broker's own marks add whatever else the lab created.)
-func brokerNames(lessonsDir string) (queues, exchanges []string, err error) {
+//
+// Only the folder given now (explicit) may report a load error: one
+// remembered from before may have changed since.
+func brokerNames(lessonsDirs []string, explicit string) (queues, exchanges []string, err error) {
 	qs, xs := map[string]bool{}, map[string]bool{}
 	var all []*lab.Lesson
 	for _, lang := range labs.Langs {
 		ls, _ := labs.Builtin(lang) // the built-in lessons always load (a test says so)
 		all = append(all, ls...)
-		if lessonsDir != "" {
-			mine, lerr := labs.LoadDir(lessonsDir, lang)
-			if lerr != nil {
+		for _, dir := range lessonsDirs {
+			mine, lerr := labs.LoadDir(dir, lang)
+			if lerr != nil && err == nil && dir == explicit {
 				err = lerr
 			}
 			all = append(all, mine...)

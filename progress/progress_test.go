@@ -57,3 +57,23 @@ func TestTheOldProgressFileIsReadSoNobodyLosesTheirPlace(t *testing.T) {
 		t.Errorf("the new file, once written, must win over the old one: %+v", f)
 	}
 }
+
+func TestTheLessonsFoldersTheLabWasGivenAreRememberedOnceAndForgotten(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	a, b := t.TempDir(), t.TempDir()
+	for _, d := range []string{a, b, a} {
+		if err := progress.RememberLessons(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := progress.LessonsFolders()
+	if err != nil || len(got) != 2 || got[0] != a || got[1] != b {
+		t.Fatalf("folders %v (%v), want [%s %s] once each", got, err, a, b)
+	}
+	if err := progress.ForgetLessons([]string{a}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := progress.LessonsFolders(); len(got) != 1 || got[0] != b {
+		t.Fatalf("after forgetting %s: %v", a, got)
+	}
+}

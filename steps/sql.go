@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	lab "github.com/rmlab/lab"
@@ -154,15 +155,30 @@ func (sqlKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	return res
 }
 
-// awaitKind collects a statement left blocked by a `blocks` sql step.
+// awaitKind collects a statement left blocked by a `blocks` sql step, or
+// several at once (sessions=B,C): two waiters on one key that a rollback
+// lets go at the same moment, one of which InnoDB picks to roll back
+// (1213), whichever it is.
 //
-//	```await session=B [timeout=10s]
+//	```await session=B [timeout=10s] [error=1062]
 //	```
+//	```await sessions=B,C error=1213
+//	```
+//
+// With several sessions the outcome is a table (session, result, waited),
+// and error=CODE is the error any of them may end with: the step fails on
+// another error, or one still waiting.
 type awaitKind struct{}
 
 func (awaitKind) Check(s *lab.Step) error {
-	if err := CheckAttrs(s, "session", "timeout", "error"); err != nil {
+	if err := CheckAttrs(s, "session", "sessions", "timeout", "error"); err != nil {
 		return err
+	}
+	if s.Attrs["session"] != "" && s.Attrs["sessions"] != "" {
+		return fmt.Errorf("%s: await takes session=NAME or sessions=A,B, not both", s.Where())
+	}
+	if v, ok := s.Attrs["sessions"]; ok && len(SplitList(v)) < 2 {
+		return fmt.Errorf("%s: await sessions=%s: name two or more (one is session=NAME)", s.Where(), v)
 	}
 	_, err := Timeout(s, "timeout", 0)
 	return err
@@ -170,6 +186,9 @@ func (awaitKind) Check(s *lab.Step) error {
 
 func (awaitKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	timeout, _ := Timeout(s, "timeout", 15*time.Second)
+	if names := SplitList(s.Attrs["sessions"]); len(names) > 1 {
+		return awaitAll(r, s, names, timeout)
+	}
 	name := s.Attr("session", "main")
 	r.mu.Lock()
 	sess := r.sessions[name]
@@ -191,6 +210,55 @@ func (awaitKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		res.Passed = false
 		res.Why = "wanted error " + s.Attrs["error"] + ", but the statement succeeded"
 	}
+	return res
+}
+
+// awaitAll collects several sessions' blocked statements, side by side.
+func awaitAll(r *Run, s *lab.Step, names []string, timeout time.Duration) lab.Result {
+	sess := make([]*Session, len(names))
+	r.mu.Lock()
+	for i, n := range names {
+		sess[i] = r.sessions[n]
+	}
+	r.mu.Unlock()
+	for i, n := range names {
+		if sess[i] == nil || sess[i].current() == nil {
+			return fail("session %s has no statement waiting", n)
+		}
+	}
+	outs := make([]*Outcome, len(names))
+	var wg sync.WaitGroup
+	for i := range names {
+		wg.Add(1)
+		go func() { defer wg.Done(); outs[i] = sess[i].Await(timeout) }()
+	}
+	wg.Wait()
+	r.touchSQL()
+	res := lab.Result{Passed: true}
+	o := &Outcome{Source: "await " + strings.Join(names, ","), Columns: []string{"session", "result", "waited"}}
+	var obs []string
+	for i, n := range names {
+		out := outs[i]
+		result := "ok"
+		switch {
+		case out.Pending:
+			result = "still waiting"
+		case out.ErrCode != "":
+			result = out.ErrText
+		}
+		o.Rows = append(o.Rows, []string{n, result, out.Elapsed.Round(time.Millisecond).String()})
+		obs = append(obs, fmt.Sprintf("[%s] %s (waited %s)", n, out.Text(), out.Elapsed.Round(time.Millisecond)))
+		switch {
+		case !res.Passed:
+		case out.Pending:
+			res.Passed, res.Why = false, fmt.Sprintf("session %s still waiting after %s", n, timeout)
+		case out.ErrCode != "" && out.ErrCode != s.Attrs["error"]:
+			res.Passed, res.Why = false, fmt.Sprintf("session %s: unexpected %s", n, out.ErrText)
+		}
+		o.Elapsed = max(o.Elapsed, out.Elapsed)
+	}
+	r.SetOutcome(o)
+	res.Observed = strings.Join(obs, "\n")
 	return res
 }
 

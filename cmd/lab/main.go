@@ -20,6 +20,7 @@ import (
 	"github.com/rmlab/lab/broker"
 	"github.com/rmlab/lab/labs"
 	"github.com/rmlab/lab/programs"
+	"github.com/rmlab/lab/progress"
 	"github.com/rmlab/lab/secret"
 	"github.com/rmlab/lab/services"
 	"github.com/rmlab/lab/steps"
@@ -163,6 +164,10 @@ func parse(fs *flag.FlagSet, g *globals, args []string, stderr io.Writer) (int, 
 	if g.lang != "en" && g.lang != "zh" {
 		fmt.Fprintf(stderr, "%s: --lang %q: use en or zh\n", fs.Name(), g.lang)
 		return 2, false
+	}
+	if g.lessons != "" && fs.Name() != "lab check" {
+		// lab clean later names these lessons' queues in any namespace.
+		_ = progress.RememberLessons(g.lessons)
 	}
 	return 0, true
 }

@@ -59,6 +59,9 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
+	if g.lessons != "" {
+		_ = progress.RememberLessons(g.lessons) // for lab clean, in any participant's namespace
+	}
 	if *hostKey == "" {
 		dir, err := progress.StateDir()
 		if err != nil {
