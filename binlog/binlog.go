@@ -188,7 +188,7 @@ func (r *relay) follow(ctx context.Context, st *replication.BinlogStreamer, file
 			}
 			pending = nil
 			if r.o.Count > 0 && r.done >= r.o.Count {
-				r.p.Logf("published %d events, stopping (--count %d)", r.done, r.o.Count)
+				r.p.Logf("published %s, stopping (--count %d)", plural(r.done, "event"), r.o.Count)
 				return nil
 			}
 		}
@@ -231,7 +231,7 @@ func (r *relay) publish(ctx context.Context, e event) error {
 	pctx, cancel := context.WithTimeout(ctx, r.o.ConfirmTimeout)
 	defer cancel()
 	dc, err := r.ch.PublishWithDeferredConfirmWithContext(pctx, exchange, key, true, false, amqp.Publishing{
-		MessageId: e.id, Body: e.payload, ContentType: "application/json", DeliveryMode: amqp.Persistent,
+		MessageId: e.id, Body: e.payload, ContentType: "application/json", DeliveryMode: amqp.Persistent, Timestamp: time.Now(),
 	})
 	if err != nil {
 		return fmt.Errorf("publish %s: %w", e.id, err)
@@ -405,4 +405,11 @@ func newSyncer(ctx context.Context, dsn string, db *sql.DB) (*replication.Binlog
 		User: c.User, Password: c.Passwd, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		HeartbeatPeriod: 5 * time.Second, ReadTimeout: 30 * time.Second, MaxReconnectAttempts: 3,
 	}), nil
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }

@@ -232,6 +232,9 @@ type Consumer struct {
 	Strategy Strategy
 	Effect   Effect
 	P        *worker.Points
+	// NS is the namespace names are sent in: the log shows the x-death
+	// history's queues by the lesson's names.
+	NS string
 }
 
 // ErrNoAccount: the UPDATE found no points account; the work was rolled back.

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	amqp "github.com/rabbitmq/amqp091-go"
+
 	"github.com/rmlab/lab/consumer"
 )
 
@@ -224,5 +226,45 @@ func TestParseArgsPairsOrderViewWithItsStrategies(t *testing.T) {
 	}
 	if _, err := consumer.ParseArgs([]string{"--strategy", "none", "--queue", "orders.naive", "--count", "2"}); err != nil {
 		t.Fatalf("none with points: %v", err)
+	}
+}
+
+func TestParseArgsReadsRetriesConcurrencyAndSlowEvents(t *testing.T) {
+	o, err := consumer.ParseArgs([]string{"--strategy", "one-tx", "--queue", "q", "--concurrency", "3", "--slow", "a=1s,b=250ms"})
+	if err != nil || o.Concurrency != 3 || o.Prefetch != 3 || o.Slow["a"] != time.Second || o.Slow["b"] != 250*time.Millisecond {
+		t.Fatalf("%+v, %v", o, err)
+	}
+	for _, bad := range [][]string{
+		{"--strategy", "one-tx", "--queue", "q", "--slow", "a"},
+		{"--strategy", "one-tx", "--queue", "q", "--concurrency", "0"},
+		{"--strategy", "one-tx", "--event", "e", "--key", "k", "--user", "7", "--amount", "1", "--concurrency", "2"},
+		{"--strategy", "one-tx", "--queue", "q", "--max-retries", "3"},
+		{"--strategy", "one-tx", "--queue", "q", "--park-queue", "p"},
+		{"--strategy", "one-tx", "--queue", "q", "--on-failure", "drop"},
+		{"--strategy", "one-tx", "--event", "e", "--key", "k", "--user", "7", "--amount", "1", "--fail", "e"},
+	} {
+		if _, err := consumer.ParseArgs(bad); err == nil {
+			t.Errorf("%v: accepted", bad)
+		}
+	}
+}
+
+func TestAttemptsAreTheBrokersOwnCount(t *testing.T) {
+	death := func(q, reason string, n int64) amqp.Table {
+		return amqp.Table{"queue": q, "reason": reason, "count": n}
+	}
+	for _, c := range []struct {
+		h    amqp.Table
+		want int64
+	}{
+		{nil, 0},
+		{amqp.Table{"x-delivery-count": int64(2)}, 2},
+		{amqp.Table{"x-death": []any{death("orders.wait", "expired", 3), death("orders", "rejected", 3)}}, 3},
+		{amqp.Table{"x-death": []any{death("other", "rejected", 5)}}, 0}, // rejected from another queue
+		{amqp.Table{"x-delivery-count": int64(1), "x-death": []any{death("orders", "rejected", 4)}}, 4},
+	} {
+		if got := consumer.Attempts(amqp.Delivery{Headers: c.h}, "orders"); got != c.want {
+			t.Errorf("%v: %d attempts, want %d", c.h, got, c.want)
+		}
 	}
 }

@@ -39,6 +39,10 @@ type Options struct {
 	OnFailure  string // requeue | reject
 	MaxRetries int    // 0: retry forever
 	ParkQueue  string // where a message that used its retries goes
+	// Concurrency handlers side by side (a thread pool); Slow makes the
+	// handling of some events take longer (a slow call), by event id.
+	Concurrency int
+	Slow        map[string]time.Duration
 }
 
 // PoisonModes are how the consumer settles a poison message: nack with
@@ -75,6 +79,8 @@ func ParseArgs(args []string) (Options, error) {
 	fs.StringVar(&o.OnFailure, "on-failure", "requeue", "settle a failed delivery: "+strings.Join(FailureModes, ", ")+" (to the queue's dead-letter exchange)")
 	fs.IntVar(&o.MaxRetries, "max-retries", 0, "retries before a failed message is parked (the broker's count: x-delivery-count or x-death); 0: no cap")
 	fs.StringVar(&o.ParkQueue, "park-queue", "", "with --max-retries: the queue a message that used its retries is moved to (article name)")
+	fs.IntVar(&o.Concurrency, "concurrency", 1, "handlers side by side, each with one delivery (a thread pool); prefetch is raised to match")
+	slow := fs.String("slow", "", "EVENT_ID=DURATION[,…]: handling these events waits that long first (a slow call)")
 	if err := fs.Parse(args); err != nil {
 		return o, worker.FlagError("lab worker consumer", fs, err)
 	}
@@ -84,6 +90,20 @@ func ParseArgs(args []string) (Options, error) {
 	o.Strategy, o.Effect = Strategy(*strategy), Effect(*effect)
 	if *fail != "" {
 		o.Fail = strings.Split(*fail, ",")
+	}
+	if *slow != "" {
+		o.Slow = map[string]time.Duration{}
+		for _, part := range strings.Split(*slow, ",") {
+			id, ds, ok := strings.Cut(part, "=")
+			d, err := time.ParseDuration(ds)
+			if !ok || id == "" || err != nil || d < 0 {
+				return o, fmt.Errorf("lab worker consumer: --slow %q: write EVENT_ID=DURATION, e.g. order-42-v1=1s", part)
+			}
+			o.Slow[id] = d
+		}
+	}
+	if o.Concurrency > o.Prefetch {
+		o.Prefetch = o.Concurrency // a handler with nothing to take would sit idle
 	}
 	o.TTL = time.Duration(*ttl) * time.Second
 	switch {
@@ -105,6 +125,10 @@ func ParseArgs(args []string) (Options, error) {
 		return o, fmt.Errorf("lab worker consumer: --on-poison %q: use %s", o.OnPoison, strings.Join(PoisonModes, ", "))
 	case !slices.Contains(FailureModes, o.OnFailure):
 		return o, fmt.Errorf("lab worker consumer: --on-failure %q: use %s", o.OnFailure, strings.Join(FailureModes, ", "))
+	case o.Concurrency < 1:
+		return o, fmt.Errorf("lab worker consumer: --concurrency must be at least 1")
+	case o.Concurrency > 1 && o.Queue == "":
+		return o, fmt.Errorf("lab worker consumer: --concurrency needs --queue: handlers share a queue's deliveries")
 	case o.MaxRetries < 0:
 		return o, fmt.Errorf("lab worker consumer: --max-retries must be 0 (no cap) or more")
 	case o.MaxRetries > 0 && o.ParkQueue == "":
@@ -177,7 +201,7 @@ func Open(ctx context.Context, cfg services.Config, o Options) (*Consumer, func(
 	db.SetMaxOpenConns(4)
 	pc, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	c := &Consumer{DB: db, DBName: dbName, Name: o.Consumer, Strategy: o.Strategy, Effect: o.Effect, TTL: o.TTL,
+	c := &Consumer{DB: db, DBName: dbName, Name: o.Consumer, Strategy: o.Strategy, Effect: o.Effect, TTL: o.TTL, NS: cfg.Namespace,
 		RedisKey: func(consumer, key string) string { return RedisKey(cfg.Namespace, consumer, key) }}
 	closeAll := func() { db.Close() }
 	if o.Strategy.usesRedis() {

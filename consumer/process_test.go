@@ -278,3 +278,31 @@ func TestQueueModeWithoutIdempotencyAppliesBothCopies(t *testing.T) {
 	}
 	readyBecomes(t, ch, q, 0)
 }
+
+// One consumer process with two handlers finishes its deliveries in
+// whatever order they run: a slow "created" overtaken by "paid" writes the
+// view last, as two instances on one queue do. With one handler the queue's
+// order holds.
+func TestConcurrentHandlersFinishOutOfQueueOrder(t *testing.T) {
+	for _, c := range []struct {
+		handlers string
+		want     string
+	}{{"2", "CREATED 1"}, {"1", "PAID 2"}} {
+		t.Run(c.handlers+" handlers", func(t *testing.T) {
+			db := resetDB(t)
+			orderView(t, db, "'overwrite',44")
+			q, ch := queue(t)
+			publish(t, ch, q, "order-44-v1", map[string]any{"orderId": 44, "version": 1, "status": "CREATED"})
+			publish(t, ch, q, "order-44-v2", map[string]any{"orderId": 44, "version": 2, "status": "PAID"})
+			p := spawn(t, "c", nil, "--strategy", "none", "--effect", "order-view", "--consumer", "overwrite", "--queue", q,
+				"--count", "2", "--concurrency", c.handlers, "--slow", "order-44-v1=700ms")
+			if code := waitExit(t, p); code != 0 {
+				t.Fatalf("exit %d\n%s", code, output(p))
+			}
+			if v := viewOf(t, db, "overwrite", 44); v != c.want {
+				t.Fatalf("view %q, want %s\n%s", v, c.want, output(p))
+			}
+			readyBecomes(t, ch, q, 0)
+		})
+	}
+}

@@ -45,7 +45,7 @@ func (c *Consumer) Consume(ctx context.Context, cfg services.Config, queue strin
 	if err != nil {
 		return fmt.Errorf("basic.consume on %s: %w", queue, err)
 	}
-	c.logf("%s (%s) consuming %s, ack %s, prefetch %d", c.Name, c.Strategy, queue, o.Ack, o.Prefetch)
+	c.logf("%s (%s) consuming %s, ack %s, prefetch %d%s", c.Name, c.Strategy, queue, o.Ack, o.Prefetch, handlers(o.Concurrency))
 	a := &acker{ch: ch, queue: queue}
 	if o.ParkQueue != "" {
 		a.parkQueue = names(cfg).Name(o.ParkQueue)
@@ -54,8 +54,28 @@ func (c *Consumer) Consume(ctx context.Context, cfg services.Config, queue strin
 		}
 		defer a.park.Close()
 	}
-	handled := 0
+	// Handlers take deliveries from work, one at a time each: one handler
+	// is the ordinary consumer; --concurrency N runs N side by side, as a
+	// consumer with a thread pool does, finishing in whatever order.
+	n := max(o.Concurrency, 1)
+	work := make(chan amqp.Delivery)
+	results := make(chan error, n)
+	for range n {
+		go func() {
+			for d := range work {
+				results <- c.handleOne(ctx, a, d, o)
+			}
+		}()
+	}
+	defer close(work)
+	handled, busy := 0, 0
+	stream := deliveries
 	for {
+		if busy == n {
+			stream = nil // every handler is busy: take no delivery until one is free
+		} else {
+			stream = deliveries
+		}
 		select {
 		case <-ctx.Done():
 			c.logf("stopping: %s handled", countDeliveries(handled))
@@ -65,21 +85,9 @@ func (c *Consumer) Consume(ctx context.Context, cfg services.Config, queue strin
 				return fmt.Errorf("the channel to %s closed", queue)
 			}
 			return fmt.Errorf("the broker closed the channel: %v", e)
-		case d, ok := <-deliveries:
-			if !ok {
-				if ctx.Err() != nil {
-					return nil
-				}
-				return fmt.Errorf("the delivery stream of %s ended (channel or connection closed)", queue)
-			}
-			if o.Poison != "" && poisoned(d, o.Poison) {
-				if err := c.poison(ctx, a, d, o.OnPoison); err != nil {
-					if ctx.Err() != nil {
-						return nil
-					}
-					return err
-				}
-			} else if err := c.delivery(ctx, a, d, o); err != nil {
+		case err := <-results:
+			busy--
+			if err != nil {
 				if ctx.Err() != nil {
 					return nil
 				}
@@ -93,8 +101,33 @@ func (c *Consumer) Consume(ctx context.Context, cfg services.Config, queue strin
 				_ = ch.Cancel(tag, false)
 				return nil
 			}
+		case d, ok := <-stream:
+			if !ok {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return fmt.Errorf("the delivery stream of %s ended (channel or connection closed)", queue)
+			}
+			busy++
+			work <- d
 		}
 	}
+}
+
+// handleOne handles and settles one delivery: a poison message as
+// --on-poison says, any other through the strategy.
+func (c *Consumer) handleOne(ctx context.Context, a *acker, d amqp.Delivery, o Options) error {
+	if o.Poison != "" && poisoned(d, o.Poison) {
+		return c.poison(ctx, a, d, o.OnPoison)
+	}
+	return c.delivery(ctx, a, d, o)
+}
+
+func handlers(n int) string {
+	if n > 1 {
+		return fmt.Sprintf(", %d handlers side by side", n)
+	}
+	return ""
 }
 
 // acker serialises acks on one channel: concurrent acks have caused channel
@@ -250,9 +283,17 @@ func (c *Consumer) delivery(ctx context.Context, a *acker, d amqp.Delivery, o Op
 		c.logf("delivery tag=%d redelivered=%t: %v; rejected without requeue", d.DeliveryTag, d.Redelivered, err)
 		return a.nack(d.DeliveryTag, false)
 	}
-	c.logf("delivery tag=%d redelivered=%t %s%s", d.DeliveryTag, d.Redelivered, m, history(d))
+	c.logf("delivery tag=%d redelivered=%t %s%s", d.DeliveryTag, d.Redelivered, m, c.history(d))
 	if failing(o, m.EventID) {
 		return c.failed(ctx, a, d, o, errDownstream)
+	}
+	if slow, ok := o.Slow[m.EventID]; ok {
+		c.logf("%s is slow: %s before it is handled (--slow)", m.EventID, slow)
+		select {
+		case <-time.After(slow):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 	acked := false
 	var before early

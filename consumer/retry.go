@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -145,10 +146,16 @@ func failing(o Options, eventID string) bool { return slices.Contains(o.Fail, ev
 // history is what the broker says of a delivery's past, for the log: its
 // routing key, and every x-death entry (a retry through a dead-letter loop
 // shows as "orders.wait expired 2, orders rejected 2").
-func history(d amqp.Delivery) string {
-	s := fmt.Sprintf(" key=%s", d.RoutingKey)
+func (c *Consumer) history(d amqp.Delivery) string {
+	article := func(n string) string {
+		if c.NS != "" {
+			return strings.TrimSuffix(n, "_"+c.NS)
+		}
+		return n
+	}
+	s := fmt.Sprintf(" key=%s", article(d.RoutingKey))
 	if ds := broker.Deaths(d.Headers); len(ds) > 0 {
-		s += " x-death=[" + broker.DeathsText(ds, func(q string) string { return q }) + "]"
+		s += " x-death=[" + broker.DeathsText(ds, article) + "]"
 	}
 	return s
 }

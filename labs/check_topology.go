@@ -18,6 +18,7 @@ import (
 type declLine struct {
 	line       int // in the file
 	what, name string
+	other      string // bind: the exchange
 	opts       map[string]string
 }
 
@@ -34,7 +35,11 @@ func declLines(l *lab.Lesson) []declLine {
 				continue
 			}
 			d := declLine{line: s.Line + 1 + i, what: f[0], name: f[1], opts: map[string]string{}}
-			for _, o := range f[2:] {
+			rest := f[2:]
+			if d.what == "bind" && len(rest) > 0 {
+				d.other, rest = rest[0], rest[1:]
+			}
+			for _, o := range rest {
 				k, v, _ := strings.Cut(o, "=")
 				d.opts[k] = v
 			}
@@ -79,6 +84,10 @@ func lintTopology(l *lab.Lesson, add func(line int, format string, args ...any))
 		}
 	}
 	for _, d := range decls {
+		if x := d.other; d.what == "bind" && x != "" && !exchanges[x] && !strings.HasPrefix(x, "amq.") && !steps.VarRe.MatchString(x) {
+			add(d.line, "bind %s %s: no declare step declares exchange %s%s, so this bind fails with 404 NOT_FOUND; add `exchange %s type=…` to a declare step before it",
+				d.name, x, x, steps.Suggest(x, slices.Sorted(mapsKeys(exchanges))), x)
+		}
 		for _, arg := range []string{"x-dead-letter-exchange", "alternate-exchange"} {
 			x, ok := d.opts[arg]
 			if !ok || x == "" || exchanges[x] || strings.HasPrefix(x, "amq.") || steps.VarRe.MatchString(x) {

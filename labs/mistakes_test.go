@@ -70,6 +70,8 @@ func TestEveryMistakeAnInstructorMadeIsCaughtAtLoadWithFileLineAndFix(t *testing
 			[]string{"t.md:13:", "(did you mean session?)", "allowed: session"}},
 		{"a dead-letter exchange no step declares", head + "```declare\nqueue orders x-dead-letter-exchange=orders.dlx\n```\n" + bothLedgers,
 			[]string{"t.md:14:", "no declare step declares exchange orders.dlx", "drops a dead-lettered message silently", "add `exchange orders.dlx type=fanout`"}},
+		{"a bind to an exchange no step declares", head + "```declare\nqueue orders\nbind orders orders.back\n```\n" + bothLedgers,
+			[]string{"t.md:15:", "no declare step declares exchange orders.back", "add `exchange orders.back type=…`"}},
 		{"an argument the queue type ignores", head + "```declare\nqueue orders x-delivery-limit=3\n```\n" + bothLedgers,
 			[]string{"t.md:14:", "queue orders type=classic x-delivery-limit=3", "only quorum queues count deliveries", "declare type=quorum"}},
 		{"an argument the queue type refuses", head + "```declare\nqueue orders type=quorum x-overflow=reject-publish-dlx\n```\n" + bothLedgers,

@@ -153,6 +153,11 @@ func (consumeKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		hs := deliveryHeaders(r, d)
 		o.Rows = append(o.Rows, []string{strconv.FormatUint(d.DeliveryTag, 10), strconv.FormatBool(d.Redelivered), d.MessageId, hs.text(), string(d.Body)})
 		line := fmt.Sprintf("← delivery tag=%d redelivered=%t message-id=%s routing-key=%s body=%s (channel %s)", d.DeliveryTag, d.Redelivered, d.MessageId, d.RoutingKey, d.Body, name)
+		if !d.Timestamp.IsZero() {
+			// The publisher's timestamp (whole seconds in AMQP): how long the
+			// message waited, the figure a backlog alert watches.
+			line += fmt.Sprintf("\n    published %s ago (its timestamp property)", time.Since(d.Timestamp).Truncate(time.Second))
+		}
 		if t := hs.text(); t != "" {
 			line += "\n    headers: " + t
 		}
