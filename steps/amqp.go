@@ -34,7 +34,7 @@ const (
 )
 
 // amqpState is one run's AMQP world. It is created on first use and closed
-// with the run (Run.OnClose), so a reset starts from no connections.
+// with the run (Run.onClose), so a reset starts from no connections.
 type amqpState struct {
 	r *Run
 
@@ -70,14 +70,17 @@ type amqpChan struct {
 }
 
 func amqpOf(r *Run) *amqpState {
-	created := false
-	st := r.State("amqp", func() any {
-		created = true
-		return &amqpState{r: r, conns: map[string]*amqp.Connection{}, chans: map[string]*amqpChan{},
-			reader: broker.NewReader(r.Env.Svc)}
-	}).(*amqpState)
+	r.mu.Lock()
+	st := r.st.amqp
+	created := st == nil
 	if created {
-		r.OnClose(st.close)
+		st = &amqpState{r: r, conns: map[string]*amqp.Connection{}, chans: map[string]*amqpChan{},
+			reader: broker.NewReader(r.Env.Svc)}
+		r.st.amqp = st
+	}
+	r.mu.Unlock()
+	if created {
+		r.onClose(st.close)
 	}
 	return st
 }
@@ -160,7 +163,7 @@ func (st *amqpState) proxyFor() (*amqpproxy.Proxy, error) {
 		return nil, err
 	}
 	st.proxy = p
-	st.r.SetVar(proxyVar, p.Addr())
+	st.r.setVar(proxyVar, p.Addr())
 	return p, nil
 }
 

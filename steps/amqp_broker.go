@@ -13,12 +13,6 @@ import (
 	"github.com/rmlab/lab/node"
 )
 
-func init() {
-	Register("queues", queuesKind{})
-	Register("proxy", proxyKind{})
-	Register("broker-restart", restartKind{})
-}
-
 // queuesKind shows queues as the broker reports them now, one article name
 // per line. Expectations after it (ready 2, consumers 0) read the broker
 // again when they run.
@@ -55,7 +49,7 @@ func parseUntil(v string) (string, int, error) {
 }
 
 func (queuesKind) Check(s *lab.Step) error {
-	if err := CheckAttrs(s, "until", "timeout"); err != nil {
+	if err := checkAttrs(s, "until", "timeout"); err != nil {
 		return err
 	}
 	if v, ok := s.Attrs["until"]; ok {
@@ -63,7 +57,7 @@ func (queuesKind) Check(s *lab.Step) error {
 			return fmt.Errorf("%s: %v", s.Where(), err)
 		}
 	}
-	if _, err := Timeout(s, "timeout", 0); err != nil {
+	if _, err := attrDuration(s, "timeout", 0); err != nil {
 		return err
 	}
 	if len(queueNames(s)) == 0 {
@@ -77,7 +71,7 @@ func (queuesKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	var waited string
 	if v, ok := s.Attrs["until"]; ok {
 		what, want, _ := parseUntil(v)
-		timeout, _ := Timeout(s, "timeout", 10*time.Second)
+		timeout, _ := attrDuration(s, "timeout", 10*time.Second)
 		start := time.Now()
 		for {
 			qs, err := st.queueStat(ctx, queueNames(s)[0])
@@ -130,7 +124,7 @@ func (queuesKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 			o.Extra["consumers"] = strconv.Itoa(qs.Consumers)
 		}
 	}
-	r.SetOutcome(o)
+	r.setOutcome(o)
 	obs := Table(o.Columns, o.Rows)
 	if source != "" {
 		obs += "\nat the broker now (" + source + ")"
@@ -164,7 +158,7 @@ var proxyMethods = map[string]amqpproxy.Match{
 }
 
 func (proxyKind) Check(s *lab.Step) error {
-	if err := CheckAttrs(s, "drop-confirm", "drop-return", "delay", "cut-after", "reset", "show"); err != nil {
+	if err := checkAttrs(s, "drop-confirm", "drop-return", "delay", "cut-after", "reset", "show"); err != nil {
 		return err
 	}
 	n := 0
@@ -187,7 +181,7 @@ func (proxyKind) Check(s *lab.Step) error {
 	}
 	if _, ok := s.Attrs["delay"]; ok {
 		n++
-		if _, err := Timeout(s, "delay", 0); err != nil {
+		if _, err := attrDuration(s, "delay", 0); err != nil {
 			return err
 		}
 	}
@@ -234,7 +228,7 @@ func (proxyKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		obs = append(obs, fmt.Sprintf("%s: will swallow basic.return #%d of each connection, with its content", where, n))
 	}
 	if _, ok := s.Attrs["delay"]; ok {
-		d, _ := Timeout(s, "delay", 0)
+		d, _ := attrDuration(s, "delay", 0)
 		p.Delay(d, amqpproxy.Both)
 		sent = append(sent, "proxy delay="+d.String())
 		obs = append(obs, fmt.Sprintf("%s: holds every frame %s in each direction", where, d))
@@ -265,7 +259,7 @@ func (proxyKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		o.Extra["publishes"] = strconv.Itoa(c.Publishes)
 		o.Extra["dropped-confirms"] = strconv.Itoa(c.ConfirmsDropped)
 	}
-	r.SetOutcome(o)
+	r.setOutcome(o)
 	return lab.Result{Passed: true, Sent: sent, Observed: strings.Join(obs, "\n")}
 }
 
@@ -315,7 +309,7 @@ func parseSurvivals(s *lab.Step) ([]survival, error) {
 }
 
 func (restartKind) Check(s *lab.Step) error {
-	if err := CheckAttrs(s); err != nil {
+	if err := checkAttrs(s); err != nil {
 		return err
 	}
 	_, err := parseSurvivals(s)
@@ -399,7 +393,7 @@ func (restartKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		}
 		o.Rows = append(o.Rows, []string{qs.Name, show(b), show(qs), want, mark})
 	}
-	r.SetOutcome(o)
+	r.setOutcome(o)
 	if len(o.Rows) > 0 {
 		obs = append(obs, Table(o.Columns, o.Rows))
 	}

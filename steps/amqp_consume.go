@@ -14,14 +14,6 @@ import (
 	"github.com/rmlab/lab/broker"
 )
 
-func init() {
-	Register("consume", consumeKind{})
-	Register("ack", ackKind{"ack"})
-	Register("nack", ackKind{"nack"})
-	Register("reject", ackKind{"reject"})
-	Register("close", closeKind{})
-}
-
 // consumeKind receives deliveries on a named channel and shows each with its
 // delivery tag and redelivered flag. They stay unacknowledged until an ack
 // or nack step settles them, or their channel closes (the broker then
@@ -41,10 +33,10 @@ func init() {
 type consumeKind struct{}
 
 func (consumeKind) Check(s *lab.Step) error {
-	if err := CheckAttrs(s, "channel", "queue", "count", "up-to", "mode", "prefetch", "timeout", "via", "error"); err != nil {
+	if err := checkAttrs(s, "channel", "queue", "count", "up-to", "mode", "prefetch", "timeout", "via", "error"); err != nil {
 		return err
 	}
-	if err := Require(s, "queue"); err != nil {
+	if err := requireAttrs(s, "queue"); err != nil {
 		return err
 	}
 	for _, k := range []string{"count", "prefetch"} {
@@ -57,7 +49,7 @@ func (consumeKind) Check(s *lab.Step) error {
 	if m := s.Attr("mode", "deliver"); m != "deliver" && m != "get" {
 		return fmt.Errorf("%s: mode=%s: use deliver or get", s.Where(), m)
 	}
-	_, err := Timeout(s, "timeout", 0)
+	_, err := attrDuration(s, "timeout", 0)
 	return err
 }
 
@@ -71,7 +63,7 @@ func (consumeKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	article := s.Attrs["queue"]
 	queue := r.amqpName(article)
 	count, _ := strconv.Atoi(s.Attr("count", "1"))
-	timeout, _ := Timeout(s, "timeout", 5*time.Second)
+	timeout, _ := attrDuration(s, "timeout", 5*time.Second)
 	res := lab.Result{Passed: true}
 	start := time.Now()
 	refused := func(call string, err error) lab.Result {
@@ -195,7 +187,7 @@ func (consumeKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		}
 		res.Why = fmt.Sprintf("wanted error %s, but the broker answered %s", want, call)
 	}
-	r.SetOutcome(o)
+	r.setOutcome(o)
 	res.Observed = strings.Join(obs, "\n")
 	return res
 }
@@ -270,7 +262,7 @@ func (st *amqpState) channelFailure(r *Run, c *amqpChan, s *lab.Step, res lab.Re
 	} else {
 		o.ErrCode, o.ErrText = "error", fmt.Sprintf("%s on channel %s: %v", call, c.name, err)
 	}
-	r.SetOutcome(o)
+	r.setOutcome(o)
 	if want := s.Attrs["error"]; want != "" && slices.Contains(strings.Split(want, ","), o.ErrCode) {
 		line := fmt.Sprintf("← %s refused after %s: %s", call, took, o.ErrText)
 		if o.ErrCode == "timeout" {
@@ -297,8 +289,8 @@ func (st *amqpState) channelFailure(r *Run, c *amqpChan, s *lab.Step, res lab.Re
 // x-dead-letter-routing-key).
 type headers map[string]string
 
-// HeaderNames are the names `expect header` knows.
-var HeaderNames = []string{"routing-key", "x-delivery-count", "x-acquired-count", "x-death.count", "x-death.reason", "x-death.queue", "x-death.exchange", "x-first-death-reason", "x-death"}
+// headerNames are the names `expect header` knows.
+var headerNames = []string{"routing-key", "x-delivery-count", "x-acquired-count", "x-death.count", "x-death.reason", "x-death.queue", "x-death.exchange", "x-first-death-reason", "x-death"}
 
 func deliveryHeaders(r *Run, d amqp.Delivery) headers {
 	h := headers{}
@@ -358,8 +350,8 @@ func (h headers) text() string {
 func verbHeader(_ *Run, o *Outcome, arg string) error {
 	name, want, _ := strings.Cut(arg, " ")
 	want = strings.TrimSpace(want)
-	if !slices.Contains(HeaderNames, name) {
-		return cannot("header %s: the lab reads %s%s", name, strings.Join(HeaderNames, ", "), Suggest(name, HeaderNames))
+	if !slices.Contains(headerNames, name) {
+		return cannot("header %s: the lab reads %s%s", name, strings.Join(headerNames, ", "), Suggest(name, headerNames))
 	}
 	if _, ok := o.Extra["delivered"]; !ok {
 		return cannot("the step checked is not a consume")

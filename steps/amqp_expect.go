@@ -16,19 +16,19 @@ import (
 )
 
 func init() {
-	RegisterResetHook(amqpReset)
-	RegisterSource("broker", brokerSource)
-	RegisterSource("amqp", amqpSource)
-	RegisterVerb("confirm", verbConfirm)
-	RegisterVerb("returned", verbExtraInt("returned"))
-	RegisterVerb("delivered", verbExtraInt("delivered"))
-	RegisterVerb("redelivered", verbRedelivered)
-	RegisterVerb("tags", verbTags)
-	RegisterVerb("header", verbHeader)
-	RegisterVerb("ready", verbQueue("ready"))
-	RegisterVerb("unacked", verbQueue("unacked"))
-	RegisterVerb("consumers", verbQueue("consumers"))
-	RegisterVerb("unavailable", verbUnavailable)
+	registerResetHook(amqpReset)
+	registerSource("broker", brokerSource)
+	registerSource("amqp", amqpSource)
+	registerVerb("confirm", verbConfirm)
+	registerVerb("returned", verbExtraInt("returned"))
+	registerVerb("delivered", verbExtraInt("delivered"))
+	registerVerb("redelivered", verbRedelivered)
+	registerVerb("tags", verbTags)
+	registerVerb("header", verbHeader)
+	registerVerb("ready", verbQueue("ready"))
+	registerVerb("unacked", verbQueue("unacked"))
+	registerVerb("consumers", verbQueue("consumers"))
+	registerVerb("unavailable", verbUnavailable)
 }
 
 // verbUnavailable is "unavailable QUEUE": the queue exists but the broker
@@ -42,7 +42,7 @@ func verbUnavailable(r *Run, o *Outcome, arg string) error {
 	defer cancel()
 	qs, err := amqpOf(r).queueStat(ctx, f[0])
 	if err != nil {
-		return &Unevaluable{err}
+		return &unevaluable{err}
 	}
 	switch {
 	case qs.Down != "":
@@ -156,7 +156,7 @@ func verbConfirm(_ *Run, o *Outcome, arg string) error {
 	return nil
 }
 
-func verbExtraInt(key string) Verb {
+func verbExtraInt(key string) verbFunc {
 	return func(_ *Run, o *Outcome, arg string) error {
 		got, ok := o.Extra[key]
 		if !ok {
@@ -209,7 +209,7 @@ func verbTags(_ *Run, o *Outcome, arg string) error {
 // "ready 2" (the queue of the step checked) or "ready orders 2". unacked is
 // what the lab's own channels hold: exact, where the management API's figure
 // lags by its statistics interval.
-func verbQueue(what string) Verb {
+func verbQueue(what string) verbFunc {
 	return func(r *Run, o *Outcome, arg string) error {
 		f := strings.Fields(arg)
 		q := o.Extra["queue"]
@@ -231,7 +231,7 @@ func verbQueue(what string) Verb {
 		defer cancel()
 		qs, err := amqpOf(r).queueStat(ctx, q)
 		if err != nil {
-			return &Unevaluable{err}
+			return &unevaluable{err}
 		}
 		if !qs.Exists {
 			return cannot("queue %s does not exist", qs.Name)

@@ -13,11 +13,6 @@ import (
 	"github.com/rmlab/lab/broker"
 )
 
-func init() {
-	Register("declare", declareKind{})
-	Register("publish", publishKind{})
-}
-
 // declareKind declares exchanges, queues and bindings, one per line, with
 // the article's names (namespaced when sent). Everything declared carries
 // the lab's mark, so a reset may delete it again.
@@ -180,7 +175,7 @@ func Declared(s *lab.Step) (queues, exchanges []string) {
 }
 
 func (declareKind) Check(s *lab.Step) error {
-	if err := CheckAttrs(s, "error", "allow-error"); err != nil {
+	if err := checkAttrs(s, "error", "allow-error"); err != nil {
 		return err
 	}
 	if s.Attrs["error"] != "" && s.Attrs["allow-error"] != "" {
@@ -248,7 +243,7 @@ func (declareKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		res.Passed = false
 		res.Why = "wanted error " + s.Attrs["error"] + ", but every declare succeeded"
 	}
-	r.SetOutcome(o)
+	r.setOutcome(o)
 	res.Observed = strings.Join(obs, "\n")
 	return res
 }
@@ -271,7 +266,7 @@ func (declareKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 type publishKind struct{}
 
 func (publishKind) Check(s *lab.Step) error {
-	if err := CheckAttrs(s, "channel", "via", "exchange", "key", "queue", "confirm", "mandatory", "id", "transient", "timeout", "error"); err != nil {
+	if err := checkAttrs(s, "channel", "via", "exchange", "key", "queue", "confirm", "mandatory", "id", "transient", "timeout", "error"); err != nil {
 		return err
 	}
 	if err := checkBoolAttrs(s, "confirm", "mandatory", "transient"); err != nil {
@@ -283,7 +278,7 @@ func (publishKind) Check(s *lab.Step) error {
 	if s.Attrs["queue"] != "" && (s.Attrs["exchange"] != "" || s.Attrs["key"] != "") {
 		return fmt.Errorf("%s: publish takes queue= (default exchange) or exchange= and key=, not both", s.Where())
 	}
-	_, err := Timeout(s, "timeout", 0)
+	_, err := attrDuration(s, "timeout", 0)
 	return err
 }
 
@@ -337,7 +332,7 @@ func (publishKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	obs = append(obs, "→ "+shown)
 	confirm, confirmLine := "none", ""
 	if dc != nil {
-		timeout, _ := Timeout(s, "timeout", 5*time.Second)
+		timeout, _ := attrDuration(s, "timeout", 5*time.Second)
 		wc, cancel := context.WithTimeout(ctx, timeout)
 		ack, werr := dc.WaitContext(wc)
 		cancel()
@@ -407,7 +402,7 @@ func (publishKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	} else if want != "" && o.ErrCode != want {
 		res.Passed, res.Why = false, "wanted error "+want+", got "+orNone(o.ErrText)
 	}
-	r.SetOutcome(o)
+	r.setOutcome(o)
 	res.Observed = strings.Join(obs, "\n")
 	return res
 }

@@ -42,13 +42,13 @@ func (k ackKind) Check(s *lab.Step) error {
 	case "reject":
 		allowed = append(allowed, "requeue")
 	}
-	if err := CheckAttrs(s, allowed...); err != nil {
+	if err := checkAttrs(s, allowed...); err != nil {
 		return err
 	}
 	if err := checkBoolAttrs(s, "multiple", "requeue"); err != nil {
 		return err
 	}
-	if err := Require(s, "channel", "tag"); err != nil {
+	if err := requireAttrs(s, "channel", "tag"); err != nil {
 		return err
 	}
 	if t := s.Attrs["tag"]; t != "last" {
@@ -138,7 +138,7 @@ func (k ackKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 			res.Why = "wanted error " + want + ", got " + orNone(o.ErrText)
 		}
 	}
-	r.SetOutcome(o)
+	r.setOutcome(o)
 	res.Observed = strings.Join(obs, "\n")
 	return res
 }
@@ -183,7 +183,7 @@ func pluralS(n int) string {
 type closeKind struct{}
 
 func (closeKind) Check(s *lab.Step) error {
-	if err := CheckAttrs(s, "channel", "connection"); err != nil {
+	if err := checkAttrs(s, "channel", "connection"); err != nil {
 		return err
 	}
 	if (s.Attrs["channel"] == "") == (s.Attrs["connection"] == "") {
@@ -232,7 +232,7 @@ func (closeKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	} else {
 		obs = append(obs, "closed; nothing was held unacked there")
 	}
-	r.SetOutcome(&Outcome{Source: "close", Extra: map[string]string{"requeued": strconv.Itoa(held)}})
+	r.setOutcome(&Outcome{Source: "close", Extra: map[string]string{"requeued": strconv.Itoa(held)}})
 	res.Observed = strings.Join(obs, "\n")
 	return res
 }

@@ -13,8 +13,7 @@ import (
 )
 
 func init() {
-	Register("chaos", chaosKind{})
-	RegisterSource("chaos", chaosSource)
+	registerSource("chaos", chaosSource)
 }
 
 // chaosKind runs `lab chaos` inside a lesson: the whole pipeline under a
@@ -29,7 +28,7 @@ type chaosKind struct{}
 var chaosAttrs = []string{"pipeline", "seed", "orders", "duration", "faults", "relays", "consumers", "every"}
 
 func (chaosKind) Check(s *lab.Step) error {
-	if err := CheckAttrs(s, chaosAttrs...); err != nil {
+	if err := checkAttrs(s, chaosAttrs...); err != nil {
 		return err
 	}
 	attrs := map[string]string{}
@@ -99,8 +98,9 @@ func (c *ChaosLive) Now() (*chaos.Run, []*chaos.Summary) {
 // Chaos is the run's chaos state, for the screen; nil when the lesson has
 // run no chaos step yet.
 func (r *Run) Chaos() *ChaosLive {
-	v, _ := r.State("chaos", nil).(*ChaosLive)
-	return v
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.st.chaos
 }
 
 func (chaosKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
@@ -122,7 +122,12 @@ func (chaosKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	if err != nil {
 		return fail("%v", err)
 	}
-	live := r.State("chaos", func() any { return &ChaosLive{} }).(*ChaosLive)
+	r.mu.Lock()
+	if r.st.chaos == nil {
+		r.st.chaos = &ChaosLive{}
+	}
+	live := r.st.chaos
+	r.mu.Unlock()
 	live.mu.Lock()
 	live.current = run
 	live.mu.Unlock()
@@ -137,9 +142,12 @@ func (chaosKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		return fail("%v", err)
 	}
 	r.mu.Lock()
-	r.state["chaos:"+sum.Pipeline] = sum // the newest run of a pipeline counts
+	if r.st.chaosRuns == nil {
+		r.st.chaosRuns = map[string]*chaos.Summary{}
+	}
+	r.st.chaosRuns[sum.Pipeline] = sum // the newest run of a pipeline counts
 	r.mu.Unlock()
-	r.SetOutcome(chaosOutcome(sum))
+	r.setOutcome(chaosOutcome(sum))
 	verdict := "every invariant held"
 	if !sum.OK() {
 		verdict = strings.Join(sum.Violations, "; ")
@@ -186,7 +194,9 @@ func chaosSource(ctx context.Context, r *Run, s *lab.Step, expr string) (int, er
 	if len(f) != 2 {
 		return 0, fmt.Errorf("chaos: %q: write chaos: FIGURE PIPELINE (FIGURE: committed, applied, once, lost, twice, absorbed, published)", expr)
 	}
-	sum, _ := r.State("chaos:"+f[1], nil).(*chaos.Summary)
+	r.mu.Lock()
+	sum := r.st.chaosRuns[f[1]]
+	r.mu.Unlock()
 	if sum == nil {
 		return 0, fmt.Errorf("chaos: no chaos step of pipeline %s has run in this lesson", f[1])
 	}

@@ -9,11 +9,6 @@ import (
 	lab "github.com/rmlab/lab"
 )
 
-func init() {
-	Register("choice", choiceKind{})
-	Register("sleep", sleepKind{})
-}
-
 // Option is one answer of a choice step.
 type Option struct {
 	Name string // used in when=CHOICE:NAME and ${CHOICE}
@@ -78,10 +73,10 @@ func Paths(l *lab.Lesson) []map[string]string {
 type choiceKind struct{}
 
 func (choiceKind) Check(s *lab.Step) error {
-	if err := CheckAttrs(s, "name", "prompt"); err != nil {
+	if err := checkAttrs(s, "name", "prompt"); err != nil {
 		return err
 	}
-	if err := Require(s, "name"); err != nil {
+	if err := requireAttrs(s, "name"); err != nil {
 		return err
 	}
 	opts := Options(s)
@@ -119,14 +114,14 @@ func (choiceKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 type sleepKind struct{}
 
 func (sleepKind) Check(s *lab.Step) error {
-	if err := CheckAttrs(s, "for"); err != nil {
+	if err := checkAttrs(s, "for"); err != nil {
 		return err
 	}
-	return Require(s, "for")
+	return requireAttrs(s, "for")
 }
 
 func (sleepKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
-	d, err := Timeout(s, "for", 0)
+	d, err := attrDuration(s, "for", 0)
 	if err != nil {
 		return fail("%v", err)
 	}

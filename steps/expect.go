@@ -15,15 +15,13 @@ import (
 	lab "github.com/rmlab/lab"
 )
 
-func init() { Register("expect", expectKind{}) }
-
-// Verb checks one expectation line against an outcome. arg is the rest of
+// verbFunc checks one expectation line against an outcome. arg is the rest of
 // the line after the verb.
-type Verb func(r *Run, o *Outcome, arg string) error
+type verbFunc func(r *Run, o *Outcome, arg string) error
 
 var (
 	verbsMu sync.RWMutex
-	verbs   = map[string]Verb{
+	verbs   = map[string]verbFunc{
 		"ok":       verbOK,
 		"error":    verbError,
 		"affected": verbAffected,
@@ -37,23 +35,23 @@ var (
 	}
 )
 
-// Unevaluable is a verb's answer when the expectation cannot be evaluated
+// unevaluable is a verb's answer when the expectation cannot be evaluated
 // at all: a malformed argument, a fact the step does not report, a verb on
 // a step kind whose outcome does not carry what it reads, a queue that does
 // not exist. It fails the line with or without `not`: "not fact lsot 0" and
 // "not confirm ack" after a consume used to pass.
-type Unevaluable struct{ Err error }
+type unevaluable struct{ Err error }
 
-func (u *Unevaluable) Error() string { return "cannot be checked: " + u.Err.Error() }
-func (u *Unevaluable) Unwrap() error { return u.Err }
+func (u *unevaluable) Error() string { return "cannot be checked: " + u.Err.Error() }
+func (u *unevaluable) Unwrap() error { return u.Err }
 
 func cannot(format string, args ...any) error {
-	return &Unevaluable{fmt.Errorf(format, args...)}
+	return &unevaluable{fmt.Errorf(format, args...)}
 }
 
-// RegisterVerb adds an expectation verb (the broker part adds confirm,
+// registerVerb adds an expectation verb (the broker part adds confirm,
 // returned, redelivered and queue counts this way).
-func RegisterVerb(name string, v Verb) {
+func registerVerb(name string, v verbFunc) {
 	verbsMu.Lock()
 	defer verbsMu.Unlock()
 	verbs[name] = v
@@ -72,7 +70,7 @@ func RegisterVerb(name string, v Verb) {
 type expectKind struct{}
 
 func (expectKind) Check(s *lab.Step) error {
-	if err := CheckAttrs(s, "of"); err != nil {
+	if err := checkAttrs(s, "of"); err != nil {
 		return err
 	}
 	n := 0
@@ -124,11 +122,11 @@ func (expectKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	// A blocked statement may have finished since: refresh it.
 	if o.Pending {
 		if sess := r.sessionFor(o.Source); sess != nil {
-			if _, since, blocked := sess.Blocked(); blocked {
+			if _, since, blocked := sess.blockedStmt(); blocked {
 				o = &Outcome{Source: o.Source, Kind: o.Kind, Stmt: o.Stmt, Pending: true, Elapsed: time.Since(since)}
 			} else if done := sess.Await(0); done != nil {
 				o = done
-				r.SetOutcome(o)
+				r.setOutcome(o)
 			}
 		}
 	}
@@ -145,7 +143,7 @@ func (expectKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		arg = strings.TrimSpace(arg)
 		var err error
 		if misfit := Fits(verb, arg, o.Kind); misfit != nil {
-			err = &Unevaluable{misfit}
+			err = &unevaluable{misfit}
 		} else if verb == "row" {
 			err = checkRow(o, rowIdx, arg)
 			rowIdx++
@@ -155,7 +153,7 @@ func (expectKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 			verbsMu.RUnlock()
 			err = v(r, o, arg)
 		}
-		var un *Unevaluable
+		var un *unevaluable
 		if negated && !errors.As(err, &un) {
 			if err == nil {
 				err = fmt.Errorf("it holds (in %q)", o.Text())
@@ -215,8 +213,8 @@ func checkVerbArg(verb, arg string) error {
 		if len(f) == 0 {
 			return fmt.Errorf("write header NAME [VALUE]")
 		}
-		if !slices.Contains(HeaderNames, f[0]) {
-			return fmt.Errorf("the lab reads the headers %s%s", strings.Join(HeaderNames, ", "), Suggest(f[0], HeaderNames))
+		if !slices.Contains(headerNames, f[0]) {
+			return fmt.Errorf("the lab reads the headers %s%s", strings.Join(headerNames, ", "), Suggest(f[0], headerNames))
 		}
 	case "elapsed":
 		if len(f) != 2 || (f[0] != ">=" && f[0] != "<") {

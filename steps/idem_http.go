@@ -16,8 +16,7 @@ import (
 )
 
 func init() {
-	Register("http", httpKind{})
-	RegisterSource("provider", providerSource)
+	registerSource("provider", providerSource)
 }
 
 // httpKind sends one HTTP request to the lesson's SMS provider (the one
@@ -39,7 +38,7 @@ func init() {
 type httpKind struct{}
 
 func (httpKind) Check(s *lab.Step) error {
-	if err := CheckAttrs(s); err != nil {
+	if err := checkAttrs(s); err != nil {
 		return err
 	}
 	_, _, _, _, err := parseHTTP(s.Body)
@@ -127,7 +126,7 @@ func (httpKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		o.Extra["replayed"] = h
 	}
 	o.Columns, o.Rows = jsonTable(b)
-	r.SetOutcome(o)
+	r.setOutcome(o)
 	return lab.Result{Passed: true, Sent: []string{sent}, Observed: fmt.Sprintf("HTTP %d\n%s", resp.StatusCode, o.Text())}
 }
 

@@ -10,8 +10,6 @@ import (
 	lab "github.com/rmlab/lab"
 )
 
-func init() { Register("ledger", ledgerKind{}) }
-
 // Source reads one figure for a ledger line ("broker: ..." and the like).
 type Source func(ctx context.Context, r *Run, s *lab.Step, expr string) (int, error)
 
@@ -20,8 +18,8 @@ var (
 	sources   = map[string]Source{"redis": redisSource}
 )
 
-// RegisterSource adds a ledger source prefix, e.g. "broker".
-func RegisterSource(prefix string, src Source) {
+// registerSource adds a ledger source prefix, e.g. "broker".
+func registerSource(prefix string, src Source) {
 	sourcesMu.Lock()
 	defer sourcesMu.Unlock()
 	sources[prefix] = src
@@ -50,10 +48,10 @@ var Verdicts = []string{"applied once", "lost", "duplicated", "lost and duplicat
 type ledgerKind struct{}
 
 func (ledgerKind) Check(s *lab.Step) error {
-	if err := CheckAttrs(s, "variant", "expect", "db"); err != nil {
+	if err := checkAttrs(s, "variant", "expect", "db"); err != nil {
 		return err
 	}
-	if err := CheckDB(s, s.Attrs["db"]); err != nil {
+	if err := checkDB(s, s.Attrs["db"]); err != nil {
 		return err
 	}
 	switch s.Attrs["variant"] {
@@ -134,7 +132,7 @@ func (ledgerKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		l.Twice = l.Applied - l.Intended
 	}
 	res.Ledger = l
-	res.Observed = LedgerText(*l)
+	res.Observed = ledgerText(*l)
 	if want := s.Attrs["expect"]; want != "" && l.Verdict() != want {
 		res.Passed = false
 		res.Why = fmt.Sprintf("the %s variant was expected to end %q but ended %q", l.Variant, want, l.Verdict())
@@ -142,8 +140,8 @@ func (ledgerKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	return res
 }
 
-// LedgerText is the one-line form used by replay and the transcript.
-func LedgerText(l lab.Ledger) string {
+// ledgerText is the one-line form used by replay and the transcript.
+func ledgerText(l lab.Ledger) string {
 	s := fmt.Sprintf("%s", l.Variant)
 	if l.Label != "" {
 		s += " (" + l.Label + ")"
@@ -186,7 +184,7 @@ func (r *Run) figure(ctx context.Context, s *lab.Step, expr string) (int, string
 			return 0, stmt, err
 		}
 		defer c.Close()
-		if db := r.DB(s); db != "" {
+		if db := r.dbOf(s); db != "" {
 			if _, err := c.ExecContext(ctx, "USE `"+db+"`"); err != nil {
 				return 0, stmt, err
 			}

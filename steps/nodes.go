@@ -15,8 +15,6 @@ import (
 	"github.com/rmlab/lab/secret"
 )
 
-func init() { Register("nodes", nodesKind{}) }
-
 // nodesKind starts and breaks RabbitMQ nodes the lab owns (package node):
 //
 //	```nodes start=1```   one node of the lab's own, fresh; or start=3, a cluster
@@ -44,7 +42,7 @@ func nodeAction(s *lab.Step) (string, string) {
 }
 
 func (nodesKind) Check(s *lab.Step) error {
-	if err := CheckAttrs(s, nodeActions...); err != nil {
+	if err := checkAttrs(s, nodeActions...); err != nil {
 		return err
 	}
 	n := 0
@@ -101,8 +99,9 @@ func nodeNumbers(act, v string) ([]int, error) {
 
 // nodesOf is the run's lab-owned nodes, nil before a start step.
 func nodesOf(r *Run) *node.Set {
-	v, _ := r.State("nodes", nil).(*node.Set)
-	return v
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.st.nodes
 }
 
 // brokerURL is where the run's AMQP steps go: the first running lab-owned
@@ -265,9 +264,9 @@ func useNodes(ctx context.Context, r *Run, k int, open func(context.Context) (*n
 		}
 	}
 	r.mu.Lock()
-	r.state["nodes"] = set
+	r.st.nodes = set
 	r.mu.Unlock()
-	r.OnClose(func() {
+	r.onClose(func() {
 		if shelf != nil && !set.Closed() {
 			shelf.put(set)
 			return
@@ -281,7 +280,7 @@ func useNodes(ctx context.Context, r *Run, k int, open func(context.Context) (*n
 // nodesFrom says where a run's nodes came from.
 type nodesFrom struct {
 	reused bool          // the previous option's, on the shelf
-	warmed bool          // booted since the lesson began (NodeShelf.Prepare)
+	warmed bool          // booted since the lesson began (NodeShelf.prepare)
 	booted time.Duration // how long that boot took
 	note   string
 }
@@ -317,12 +316,12 @@ func (st *amqpState) switchBroker(url string) {
 // running nodes where url's has no running replica.
 func (r *Run) nodesReader(url string) *broker.Reader {
 	rd := &broker.Reader{Client: broker.NewClient(url), Names: r.Env.Svc.Names}
-	if r.Shortened() {
+	if r.shortWaits() {
 		// RabbitMQ 4.x holds a read of a queue whose node is down for about
 		// a minute; a healthy node answers in milliseconds. Replay's short
 		// waits take "no answer within 1.5 s" for unavailable, as the
 		// screen takes 5 s.
-		rd.Limit = ReplayAnswerLimit
+		rd.Limit = replayAnswerLimit
 	}
 	if set := nodesOf(r); set != nil {
 		for _, n := range set.Nodes() {
@@ -334,8 +333,8 @@ func (r *Run) nodesReader(url string) *broker.Reader {
 	return rd
 }
 
-// ReplayAnswerLimit is how long replay waits for a queue's state.
-const ReplayAnswerLimit = 1500 * time.Millisecond
+// replayAnswerLimit is how long replay waits for a queue's state.
+const replayAnswerLimit = 1500 * time.Millisecond
 
 // Queues reads queue state where the run's AMQP steps go, for the screen's
 // queue panel: nil until the run starts nodes of its own (then Env.Queues,

@@ -8,7 +8,7 @@ import (
 	lab "github.com/rmlab/lab"
 )
 
-func init() { RegisterSource("outbox", outboxSource) }
+func init() { registerSource("outbox", outboxSource) }
 
 // outboxSource reads the outbox lessons' downstream figures. The relay
 // publishes to a fanout exchange bound to the consumer's queue and to an

@@ -9,8 +9,6 @@ import (
 	labsql "github.com/rmlab/lab/sql"
 )
 
-func init() { Register("show", showKind{}) }
-
 // showKind shows an embedded SQL file as written, without running it: the
 // statements a program (the outbox relay) sends with its own values in the
 // ? placeholders.
@@ -20,10 +18,10 @@ func init() { Register("show", showKind{}) }
 type showKind struct{}
 
 func (showKind) Check(s *lab.Step) error {
-	if err := CheckAttrs(s, "file"); err != nil {
+	if err := checkAttrs(s, "file"); err != nil {
 		return err
 	}
-	if err := Require(s, "file"); err != nil {
+	if err := requireAttrs(s, "file"); err != nil {
 		return err
 	}
 	if _, err := labsql.File(s.Attrs["file"]); err != nil {

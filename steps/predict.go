@@ -8,10 +8,6 @@ import (
 	lab "github.com/rmlab/lab"
 )
 
-func init() {
-	Register("predict", predictKind{})
-}
-
 // predictKind asks the learner to predict an outcome before the steps that
 // show it run. Unlike a choice it never branches: every run takes the same
 // path, so replay runs it once. On the screen the learner's pick is in
@@ -26,10 +22,10 @@ func init() {
 type predictKind struct{}
 
 func (predictKind) Check(s *lab.Step) error {
-	if err := CheckAttrs(s, "name", "prompt", "answer"); err != nil {
+	if err := checkAttrs(s, "name", "prompt", "answer"); err != nil {
 		return err
 	}
-	if err := Require(s, "name", "answer"); err != nil {
+	if err := requireAttrs(s, "name", "answer"); err != nil {
 		return err
 	}
 	opts := Options(s)

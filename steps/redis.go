@@ -10,8 +10,6 @@ import (
 	lab "github.com/rmlab/lab"
 )
 
-func init() { Register("redis", redisKind{}) }
-
 // redisKind sends Redis commands, one per line, as typed in redis-cli.
 // Arguments starting with "lab:" are keys and get the namespace. Every
 // reply is kept, a row per command; a command the server refuses fails the
@@ -24,7 +22,7 @@ func init() { Register("redis", redisKind{}) }
 type redisKind struct{}
 
 func (redisKind) Check(s *lab.Step) error {
-	if err := CheckAttrs(s, "error"); err != nil {
+	if err := checkAttrs(s, "error"); err != nil {
 		return err
 	}
 	if v, ok := s.Attrs["error"]; ok && (v == "" || strings.ToUpper(v) != v) {
@@ -81,7 +79,7 @@ func (redisKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		res.Passed = false
 		res.Why = "wanted Redis error " + want + ", but every command succeeded"
 	}
-	r.SetOutcome(o)
+	r.setOutcome(o)
 	res.Observed = strings.Join(obs, "\n")
 	return res
 }

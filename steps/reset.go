@@ -11,19 +11,17 @@ import (
 	labsql "github.com/rmlab/lab/sql"
 )
 
-func init() { Register("reset", resetKind{}) }
-
-// ResetHook clears what one part of the lab created (the broker part
+// resetHook clears what one part of the lab created (the broker part
 // deletes its queues this way). It returns lines for the transcript.
-type ResetHook func(ctx context.Context, r *Run, s *lab.Step) ([]string, error)
+type resetHook func(ctx context.Context, r *Run, s *lab.Step) ([]string, error)
 
 var (
 	hooksMu sync.Mutex
-	hooks   []ResetHook
+	hooks   []resetHook
 )
 
-// RegisterResetHook adds a hook every reset step runs.
-func RegisterResetHook(h ResetHook) {
+// registerResetHook adds a hook every reset step runs.
+func registerResetHook(h resetHook) {
 	hooksMu.Lock()
 	defer hooksMu.Unlock()
 	hooks = append(hooks, h)
@@ -39,7 +37,7 @@ func RegisterResetHook(h ResetHook) {
 type resetKind struct{}
 
 func (resetKind) Check(s *lab.Step) error {
-	if err := CheckAttrs(s, "db", "redis", "queues", "exchanges"); err != nil {
+	if err := checkAttrs(s, "db", "redis", "queues", "exchanges"); err != nil {
 		return err
 	}
 	for _, db := range SplitList(s.Attrs["db"]) {
@@ -113,7 +111,7 @@ func (resetKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		obs = append(obs, fmt.Sprintf("deleted %d Redis key(s) matching %s", n, pat))
 	}
 	hooksMu.Lock()
-	hs := append([]ResetHook(nil), hooks...)
+	hs := append([]resetHook(nil), hooks...)
 	hooksMu.Unlock()
 	for _, h := range hs {
 		lines, err := h(ctx, r, s)

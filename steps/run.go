@@ -2,8 +2,10 @@
 // a lesson does when it runs, and the Run that carries a lesson's state
 // (SQL sessions, workers, the last outcome) from one step to the next.
 //
-// Kinds register themselves (Register), so the broker and outbox parts add
-// their vocabulary in their own files without touching the runner.
+// Every kind is in one table (kinds.go), where a name used twice does not
+// compile; each kind's code lives in a file of its part (sql.go, amqp_*.go,
+// worker.go, …), and what a kind keeps between the steps of a run is a
+// typed field of runState.
 package steps
 
 import (
@@ -17,6 +19,8 @@ import (
 	"time"
 
 	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/chaos"
+	"github.com/rmlab/lab/node"
 	"github.com/rmlab/lab/services"
 	"github.com/rmlab/lab/worker"
 )
@@ -30,38 +34,6 @@ type Kind interface {
 	// the step's own timeout: a statement blocked on a lock is left running
 	// in the background and reported as waiting.
 	Run(ctx context.Context, r *Run, s *lab.Step) lab.Result
-}
-
-var (
-	kindsMu sync.RWMutex
-	kinds   = map[string]Kind{}
-)
-
-// Register adds a step kind. Kinds are registered from init functions.
-func Register(name string, k Kind) {
-	kindsMu.Lock()
-	defer kindsMu.Unlock()
-	kinds[name] = k
-}
-
-// Lookup finds a kind by the first word of a fence's info string.
-func Lookup(name string) (Kind, bool) {
-	kindsMu.RLock()
-	defer kindsMu.RUnlock()
-	k, ok := kinds[name]
-	return k, ok
-}
-
-// KindNames lists registered kinds, sorted.
-func KindNames() []string {
-	kindsMu.RLock()
-	defer kindsMu.RUnlock()
-	var out []string
-	for k := range kinds {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // Env is what every run of every lesson shares.
@@ -123,9 +95,9 @@ type Run struct {
 	sessions map[string]*Session
 	last     *Outcome
 	byName   map[string]*Outcome // last outcome per source
-	state    map[string]any      // kind-specific state (AMQP channels, proxies, ...)
-	stepKind string              // the kind of the step running, for SetOutcome
-	vars     map[string]string   // ${name} values set by steps (SetVar)
+	st       runState            // what step kinds keep between steps
+	stepKind string              // the kind of the step running, for setOutcome
+	vars     map[string]string   // ${name} values set by steps (setVar)
 	cleanups []func()
 	Ledgers  []lab.Ledger
 }
@@ -136,33 +108,46 @@ func NewRun(env *Env, l *lab.Lesson, choices map[string]string) *Run {
 		choices = map[string]string{}
 	}
 	if env != nil {
-		env.Nodes.Prepare(env, l)
+		env.Nodes.prepare(env, l)
 	}
 	return &Run{Env: env, Lesson: l, Choices: choices, Predictions: map[string]string{}, sessions: map[string]*Session{},
-		byName: map[string]*Outcome{}, state: map[string]any{}}
+		byName: map[string]*Outcome{}}
 }
 
-// State returns kind-specific state under key, creating it with mk.
-func (r *Run) State(key string, mk func() any) any {
+// runState is what the step kinds keep between the steps of one run, a
+// typed field each; Close (and so a reset) clears it.
+type runState struct {
+	amqp        *amqpState                // channels, connections, the fault proxy
+	nodes       *node.Set                 // RabbitMQ nodes of the lab's own
+	chaos       *ChaosLive                // the chaos runs, for the screen
+	chaosRuns   map[string]*chaos.Summary // the newest run of each pipeline
+	workerShown map[string]*int           // output lines of each worker already shown
+}
+
+// shownOf is how many of worker name's output lines a wait has shown.
+func (r *Run) shownOf(name string) *int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	v, ok := r.state[key]
-	if !ok && mk != nil {
-		v = mk()
-		r.state[key] = v
+	if r.st.workerShown == nil {
+		r.st.workerShown = map[string]*int{}
 	}
-	return v
+	n, ok := r.st.workerShown[name]
+	if !ok {
+		n = new(int)
+		r.st.workerShown[name] = n
+	}
+	return n
 }
 
-// OnClose registers cleanup to run when the run ends or resets.
-func (r *Run) OnClose(f func()) {
+// onClose registers cleanup to run when the run ends or resets.
+func (r *Run) onClose(f func()) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.cleanups = append(r.cleanups, f)
 }
 
-// SetOutcome records what a step produced.
-func (r *Run) SetOutcome(o *Outcome) {
+// setOutcome records what a step produced.
+func (r *Run) setOutcome(o *Outcome) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if o.Kind == "" {
@@ -193,7 +178,7 @@ func (r *Run) Close() {
 	r.sessions = map[string]*Session{}
 	cl := r.cleanups
 	r.cleanups = nil
-	r.state = map[string]any{}
+	r.st = runState{}
 	r.vars = nil
 	r.mu.Unlock()
 	for _, s := range sess {
@@ -204,9 +189,9 @@ func (r *Run) Close() {
 	}
 }
 
-// SetVar makes ${name} expand to value in this run's later steps (e.g. the
+// setVar makes ${name} expand to value in this run's later steps (e.g. the
 // address a fault proxy listens on). A choice of the same name wins.
-func (r *Run) SetVar(name, value string) {
+func (r *Run) setVar(name, value string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.vars == nil {
@@ -232,7 +217,7 @@ func (r *Run) Applies(s *lab.Step) bool {
 	return false
 }
 
-// BuiltinVars are the ${name}s steps set as a run goes (SetVar): the SMS
+// BuiltinVars are the ${name}s steps set as a run goes (setVar): the SMS
 // provider's address once a wait saw it listening, the fault proxy's once a
 // proxy step started it. Any other ${name} is a choice of the lesson;
 // ${name:N} is N seconds.
@@ -251,8 +236,8 @@ func (r *Run) Expand(s string) string {
 		sub := varRe.FindStringSubmatch(m)
 		if sub[2] != "" {
 			n, _ := strconv.Atoi(sub[2])
-			if r.Shortened() {
-				n = ShortSeconds(n)
+			if r.shortWaits() {
+				n = shortSeconds(n)
 			}
 			return strconv.Itoa(n)
 		}
@@ -269,11 +254,11 @@ func (r *Run) Expand(s string) string {
 	})
 }
 
-// Shortened reports whether this run's waits are replay's short ones.
-func (r *Run) Shortened() bool { return r.Short || (r.Env != nil && r.Env.Replay) }
+// shortWaits reports whether this run's waits are replay's short ones.
+func (r *Run) shortWaits() bool { return r.Short || (r.Env != nil && r.Env.Replay) }
 
-// ShortSeconds is how replay shortens the article's waits of tens of seconds.
-func ShortSeconds(n int) int {
+// shortSeconds is how replay shortens the article's waits of tens of seconds.
+func shortSeconds(n int) int {
 	if n <= 2 {
 		return n
 	}
@@ -350,8 +335,8 @@ func fail(format string, args ...any) lab.Result {
 	return lab.Result{Why: fmt.Sprintf(format, args...)}
 }
 
-// Timeout parses a duration attribute ("5s", "500ms", "2") or returns def.
-func Timeout(s *lab.Step, key string, def time.Duration) (time.Duration, error) {
+// attrDuration parses a duration attribute ("5s", "500ms", "2") or returns def.
+func attrDuration(s *lab.Step, key string, def time.Duration) (time.Duration, error) {
 	v, ok := s.Attrs[key]
 	if !ok || v == "" {
 		return def, nil
@@ -378,8 +363,8 @@ func unexpanded(v string) string {
 	})
 }
 
-// CheckAttrs rejects attributes a kind does not know, with file:line.
-func CheckAttrs(s *lab.Step, allowed ...string) error {
+// checkAttrs rejects attributes a kind does not know, with file:line.
+func checkAttrs(s *lab.Step, allowed ...string) error {
 	ok := map[string]bool{"when": true, "label": true}
 	for _, a := range allowed {
 		ok[a] = true
@@ -393,8 +378,8 @@ func CheckAttrs(s *lab.Step, allowed ...string) error {
 	return nil
 }
 
-// Require rejects a step missing an attribute.
-func Require(s *lab.Step, keys ...string) error {
+// requireAttrs rejects a step missing an attribute.
+func requireAttrs(s *lab.Step, keys ...string) error {
 	for _, k := range keys {
 		if s.Attrs[k] == "" {
 			return fmt.Errorf("%s: %s step needs %s=...", s.Where(), s.Kind, k)

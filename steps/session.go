@@ -100,8 +100,8 @@ func (s *Session) current() *running {
 	return s.pending
 }
 
-// Blocked returns the statement still running and since when, if any.
-func (s *Session) Blocked() (stmt string, since time.Time, ok bool) {
+// blockedStmt returns the statement still running and since when, if any.
+func (s *Session) blockedStmt() (stmt string, since time.Time, ok bool) {
 	if !s.Waiting() {
 		return "", time.Time{}, false
 	}

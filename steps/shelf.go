@@ -24,7 +24,7 @@ type NodeShelf struct {
 	set      *node.Set
 	declared map[*node.Set][]declared
 	lesson   string        // whose nodes the shelf holds or boots
-	warming  chan struct{} // closed when the boot Prepare began has ended
+	warming  chan struct{} // closed when the boot prepare began has ended
 	cancel   context.CancelFunc
 	booted   time.Duration // how long that boot took
 }
@@ -54,13 +54,13 @@ func (sh *NodeShelf) Close() {
 	}
 }
 
-// Prepare is called as a run of l begins. The shelf lets go of another
+// prepare is called as a run of l begins. The shelf lets go of another
 // lesson's nodes, and, when l starts nodes of the lab's own and none are
 // on the shelf, begins booting them now, in the background: the learner
 // reads the lesson's first paragraphs (replay runs its reset) while they
 // boot, and the `nodes start` step takes them when it comes. It never
 // blocks: the screen calls it from its update loop.
-func (sh *NodeShelf) Prepare(env *Env, l *lab.Lesson) {
+func (sh *NodeShelf) prepare(env *Env, l *lab.Lesson) {
 	if sh == nil || env == nil || env.Svc == nil || l == nil {
 		return
 	}
@@ -135,7 +135,7 @@ func firstStart(l *lab.Lesson) int {
 	return 0
 }
 
-// wait waits for a boot Prepare began; it reports how long the boot took
+// wait waits for a boot prepare began; it reports how long the boot took
 // when the set on the shelf came from it.
 func (sh *NodeShelf) wait(ctx context.Context) (time.Duration, bool) {
 	if sh == nil {
@@ -185,7 +185,7 @@ func (sh *NodeShelf) put(set *node.Set) {
 	}
 }
 
-// take (after wait, which lets a boot Prepare began finish) returns the
+// take (after wait, which lets a boot prepare began finish) returns the
 // shelved set if it has k nodes, every node running again
 // and the earlier runs' queues and exchanges gone; otherwise it stops the
 // shelved set (it holds the namespace's folder) and returns nil, with why

@@ -13,11 +13,6 @@ import (
 	labsql "github.com/rmlab/lab/sql"
 )
 
-func init() {
-	Register("sql", sqlKind{})
-	Register("await", awaitKind{})
-}
-
 // sqlKind runs statements on a named session.
 //
 //	```sql session=A db=blog_idempotency_lab [file=idempotency/x.sql] [error=1062] [blocks] [timeout=10s]
@@ -32,10 +27,10 @@ func init() {
 type sqlKind struct{}
 
 func (sqlKind) Check(s *lab.Step) error {
-	if err := CheckAttrs(s, "session", "db", "file", "error", "blocks", "timeout", "grace"); err != nil {
+	if err := checkAttrs(s, "session", "db", "file", "error", "blocks", "timeout", "grace"); err != nil {
 		return err
 	}
-	if err := CheckDB(s, s.Attrs["db"]); err != nil {
+	if err := checkDB(s, s.Attrs["db"]); err != nil {
 		return err
 	}
 	if f := s.Attrs["file"]; f != "" {
@@ -49,16 +44,16 @@ func (sqlKind) Check(s *lab.Step) error {
 		return fmt.Errorf("%s: sql step has no statement", s.Where())
 	}
 	for _, k := range []string{"timeout", "grace"} {
-		if _, err := Timeout(s, k, 0); err != nil {
+		if _, err := attrDuration(s, k, 0); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// CheckDB rejects a database name the lab does not know ("" is fine: the
+// checkDB rejects a database name the lab does not know ("" is fine: the
 // lesson's first table view's database).
-func CheckDB(s *lab.Step, db string) error {
+func checkDB(s *lab.Step, db string) error {
 	if db == "" || slices.Contains(labsql.Databases(), db) {
 		return nil
 	}
@@ -83,8 +78,8 @@ func (r *Run) Statements(s *lab.Step) ([]string, error) {
 	return stmts, nil
 }
 
-// DB is the namespaced database a step names, or the lesson's default.
-func (r *Run) DB(s *lab.Step) string {
+// dbOf is the namespaced database a step names, or the lesson's default.
+func (r *Run) dbOf(s *lab.Step) string {
 	db := s.Attr("db", "")
 	if db == "" && r.Lesson != nil && len(r.Lesson.Tables) > 0 {
 		db = r.Lesson.Tables[0].DB
@@ -93,15 +88,15 @@ func (r *Run) DB(s *lab.Step) string {
 }
 
 func (sqlKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
-	timeout, _ := Timeout(s, "timeout", 15*time.Second)
-	grace, _ := Timeout(s, "grace", time.Second)
+	timeout, _ := attrDuration(s, "timeout", 15*time.Second)
+	grace, _ := attrDuration(s, "grace", time.Second)
 	_, blocks := s.Attrs["blocks"]
 	name := s.Attr("session", "main")
 	stmts, err := r.Statements(s)
 	if err != nil {
 		return fail("%v", err)
 	}
-	sess, err := r.Session(ctx, name, r.DB(s))
+	sess, err := r.Session(ctx, name, r.dbOf(s))
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -120,7 +115,7 @@ func (sqlKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		}
 		o := sess.Await(wait)
 		r.touchSQL()
-		r.SetOutcome(o)
+		r.setOutcome(o)
 		obs = append(obs, fmt.Sprintf("%s> %s;\n%s", name, st, o.Text()))
 		if o.Pending {
 			if !blocks {
@@ -171,7 +166,7 @@ func (sqlKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 type awaitKind struct{}
 
 func (awaitKind) Check(s *lab.Step) error {
-	if err := CheckAttrs(s, "session", "sessions", "timeout", "error"); err != nil {
+	if err := checkAttrs(s, "session", "sessions", "timeout", "error"); err != nil {
 		return err
 	}
 	if s.Attrs["session"] != "" && s.Attrs["sessions"] != "" {
@@ -180,12 +175,12 @@ func (awaitKind) Check(s *lab.Step) error {
 	if v, ok := s.Attrs["sessions"]; ok && len(SplitList(v)) < 2 {
 		return fmt.Errorf("%s: await sessions=%s: name two or more (one is session=NAME)", s.Where(), v)
 	}
-	_, err := Timeout(s, "timeout", 0)
+	_, err := attrDuration(s, "timeout", 0)
 	return err
 }
 
 func (awaitKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
-	timeout, _ := Timeout(s, "timeout", 15*time.Second)
+	timeout, _ := attrDuration(s, "timeout", 15*time.Second)
 	if names := SplitList(s.Attrs["sessions"]); len(names) > 1 {
 		return awaitAll(r, s, names, timeout)
 	}
@@ -198,7 +193,7 @@ func (awaitKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	}
 	o := sess.Await(timeout)
 	r.touchSQL()
-	r.SetOutcome(o)
+	r.setOutcome(o)
 	res := lab.Result{Passed: true, Observed: fmt.Sprintf("[%s] %s\n[%s] waited %s in all", name, o.Text(), name, o.Elapsed.Round(time.Millisecond))}
 	if o.Pending {
 		res.Passed = false
@@ -257,7 +252,7 @@ func awaitAll(r *Run, s *lab.Step, names []string, timeout time.Duration) lab.Re
 		}
 		o.Elapsed = max(o.Elapsed, out.Elapsed)
 	}
-	r.SetOutcome(o)
+	r.setOutcome(o)
 	res.Observed = strings.Join(obs, "\n")
 	return res
 }

@@ -14,14 +14,6 @@ import (
 	"github.com/rmlab/lab/worker"
 )
 
-func init() {
-	Register("spawn", spawnKind{})
-	Register("wait", waitKind{})
-	Register("kill", killKind{})
-	Register("resume", resumeKind{})
-	Register("stop", stopKind{})
-}
-
 // spawnKind starts a worker: a separate `lab worker PROGRAM` process.
 //
 //	```spawn name=c1 program=consumer pause-at=after-mark-commit
@@ -35,21 +27,21 @@ type spawnKind struct{}
 // pause points it announces (declared beside its code).
 var Programs = programs.Points()
 
-// ProgramNames lists Programs, sorted.
-func ProgramNames() []string { return programs.Names() }
+// programNames lists Programs, sorted.
+func programNames() []string { return programs.Names() }
 
 func (spawnKind) Check(s *lab.Step) error {
-	if err := CheckAttrs(s, "name", "program", "pause-at"); err != nil {
+	if err := checkAttrs(s, "name", "program", "pause-at"); err != nil {
 		return err
 	}
-	if err := Require(s, "name", "program"); err != nil {
+	if err := requireAttrs(s, "name", "program"); err != nil {
 		return err
 	}
 	prog := s.Attrs["program"]
 	points, ok := Programs[prog]
 	if !ok {
 		return fmt.Errorf("%s: spawn program=%s is not a worker program%s; use one of %s", s.Where(), prog,
-			Suggest(prog, ProgramNames()), strings.Join(ProgramNames(), ", "))
+			Suggest(prog, programNames()), strings.Join(programNames(), ", "))
 	}
 	for _, pt := range SplitList(s.Attrs["pause-at"]) {
 		if !strings.Contains(pt, "${") && !slices.Contains(points, pt) { // with a ${choice}: the loader checks each option
@@ -74,7 +66,7 @@ func (spawnKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	}
 	spec := worker.Spec{Binary: r.Env.Binary, Kind: s.Attrs["program"], Name: s.Attrs["name"],
 		PauseAt: SplitList(s.Attrs["pause-at"]), Args: strings.Fields(s.Body), Env: append(r.Env.Svc.Config.Env(), "LAB_AMQP_URL="+r.brokerURL())}
-	if r.Shortened() {
+	if r.shortWaits() {
 		spec.Env = append(spec.Env, "LAB_REPLAY=1")
 	}
 	p, err := worker.Start(spec)
@@ -82,7 +74,7 @@ func (spawnKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		return fail("%v", err)
 	}
 	r.Workers.Add(p)
-	*r.State("worker-shown:"+p.Name, func() any { return new(int) }).(*int) = 0 // a new process: all of its output is new
+	*r.shownOf(p.Name) = 0 // a new process: all of its output is new
 	cmd := fmt.Sprintf("lab worker %s --name %s", spec.Kind, spec.Name)
 	if len(spec.PauseAt) > 0 {
 		cmd += " --pause-at " + strings.Join(spec.PauseAt, ",")
@@ -91,7 +83,7 @@ func (spawnKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		cmd += " " + strings.Join(spec.Args, " ")
 	}
 	st := p.Status()
-	r.SetOutcome(workerOutcome(p))
+	r.setOutcome(workerOutcome(p))
 	return lab.Result{Passed: true, Sent: []string{cmd}, Observed: fmt.Sprintf("started %s (pid %d)", spec.Name, st.PID)}
 }
 
@@ -132,10 +124,10 @@ func (r *Run) worker(s *lab.Step) (*worker.Process, error) {
 type waitKind struct{}
 
 func (waitKind) Check(s *lab.Step) error {
-	if err := CheckAttrs(s, "worker", "until", "timeout", "times", "exit"); err != nil {
+	if err := checkAttrs(s, "worker", "until", "timeout", "times", "exit"); err != nil {
 		return err
 	}
-	if err := Require(s, "worker", "until"); err != nil {
+	if err := requireAttrs(s, "worker", "until"); err != nil {
 		return err
 	}
 	if v, ok := s.Attrs["exit"]; ok {
@@ -146,7 +138,7 @@ func (waitKind) Check(s *lab.Step) error {
 			return fmt.Errorf("%s: wait exit=%q: write the exit code the worker must end with, 0 to 255", s.Where(), v)
 		}
 	}
-	_, err := Timeout(s, "timeout", 0)
+	_, err := attrDuration(s, "timeout", 0)
 	return err
 }
 
@@ -155,14 +147,14 @@ func (waitKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	if err != nil {
 		return fail("%v", err)
 	}
-	timeout, _ := Timeout(s, "timeout", 30*time.Second)
+	timeout, _ := attrDuration(s, "timeout", 30*time.Second)
 	c, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	until := s.Attrs["until"]
 	// Everything the worker printed that no earlier wait showed, not only
 	// what it prints from now: an expect after this step checks the whole
 	// output, and the learner must have seen what it checks.
-	shown := r.State("worker-shown:"+p.Name, func() any { return new(int) }).(*int)
+	shown := r.shownOf(p.Name)
 	before := *shown
 	switch {
 	case until == "exit":
@@ -174,7 +166,7 @@ func (waitKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		err = p.WaitReached(c, until, n)
 	}
 	o := workerOutcome(p)
-	r.SetOutcome(o)
+	r.setOutcome(o)
 	st := p.Status()
 	out := p.Output()
 	r.learnAddress(p, out)
@@ -215,10 +207,10 @@ func (waitKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 type killKind struct{}
 
 func (killKind) Check(s *lab.Step) error {
-	if err := CheckAttrs(s, "worker"); err != nil {
+	if err := checkAttrs(s, "worker"); err != nil {
 		return err
 	}
-	return Require(s, "worker")
+	return requireAttrs(s, "worker")
 }
 
 func (killKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
@@ -232,7 +224,7 @@ func (killKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		// The learner killed it by hand (k on the Workers panel, as the
 		// key bar invites): what this step would do is done; say so and
 		// let the lesson go on.
-		r.SetOutcome(workerOutcome(p))
+		r.setOutcome(workerOutcome(p))
 		return lab.Result{Passed: true, Observed: fmt.Sprintf("%s was already killed (SIGKILL at %s, by hand): the lesson goes on from there", p.Name, st.Point)}
 	case worker.Exited:
 		return fail("worker %s already exited with code %d: there is nothing left to kill (did the lesson wait for the wrong point?)", p.Name, st.ExitCode)
@@ -240,7 +232,7 @@ func (killKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	if err := p.Kill(); err != nil {
 		return fail("%v", err)
 	}
-	r.SetOutcome(workerOutcome(p))
+	r.setOutcome(workerOutcome(p))
 	return lab.Result{Passed: true, Sent: []string{fmt.Sprintf("kill -KILL %d", st.PID)},
 		Observed: fmt.Sprintf("SIGKILL %s (pid %d) at %s: the process is gone", p.Name, st.PID, st.Point)}
 }
@@ -249,10 +241,10 @@ func (killKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 type resumeKind struct{}
 
 func (resumeKind) Check(s *lab.Step) error {
-	if err := CheckAttrs(s, "worker"); err != nil {
+	if err := checkAttrs(s, "worker"); err != nil {
 		return err
 	}
-	return Require(s, "worker")
+	return requireAttrs(s, "worker")
 }
 
 func (resumeKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
@@ -271,10 +263,10 @@ func (resumeKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 type stopKind struct{}
 
 func (stopKind) Check(s *lab.Step) error {
-	if err := CheckAttrs(s, "worker"); err != nil {
+	if err := checkAttrs(s, "worker"); err != nil {
 		return err
 	}
-	return Require(s, "worker")
+	return requireAttrs(s, "worker")
 }
 
 func (stopKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
@@ -286,7 +278,7 @@ func (stopKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		return fail("%v", err)
 	}
 	o := workerOutcome(p)
-	r.SetOutcome(o)
+	r.setOutcome(o)
 	return lab.Result{Passed: true, Observed: fmt.Sprintf("%s stopped (%s, code %s)", p.Name, o.Extra["state"], o.Extra["exit"])}
 }
 
@@ -302,7 +294,7 @@ func (r *Run) learnAddress(p *worker.Process, out []string) {
 	}
 	for _, l := range out {
 		if _, addr, ok := strings.Cut(l, provider.ListeningPrefix); ok {
-			r.SetVar(providerVar, strings.TrimSpace(addr))
+			r.setVar(providerVar, strings.TrimSpace(addr))
 		}
 	}
 }
