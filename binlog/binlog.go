@@ -32,6 +32,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -272,7 +273,7 @@ func (r *relay) startPosition(ctx context.Context) (gomysql.Position, string, er
 	case err == nil:
 		return gomysql.Position{Name: file, Pos: pos}, "the saved position", nil
 	case errors.Is(err, sql.ErrNoRows):
-	case strings.Contains(err.Error(), "1146"):
+	case isNoTable(err):
 		return gomysql.Position{}, "", fmt.Errorf("table relay_position does not exist in %s: the lesson creates it (sql file=outbox/binlog_position.sql)", r.dbName)
 	default:
 		return gomysql.Position{}, "", fmt.Errorf("read the saved position: %w", err)
@@ -381,16 +382,9 @@ func isInsert(t replication.EventType) bool {
 // credentials, under a random server id (ids must differ among a server's
 // replicas).
 func newSyncer(ctx context.Context, dsn string, db *sql.DB) (*replication.BinlogSyncer, error) {
-	c, err := dsnparse.ParseDSN(dsn)
+	c, host, port, err := serverOf(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("the MySQL DSN: %w", err)
-	}
-	host, port := c.Addr, 3306
-	if h, p, ok := strings.Cut(c.Addr, ":"); ok {
-		host = h
-		if n, err := strconv.Atoi(p); err == nil {
-			port = n
-		}
+		return nil, err
 	}
 	var version string
 	if err := db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version); err != nil {
@@ -401,7 +395,7 @@ func newSyncer(ctx context.Context, dsn string, db *sql.DB) (*replication.Binlog
 		flavor = gomysql.MariaDBFlavor
 	}
 	return replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
-		ServerID: 1000 + rand.Uint32N(1<<30), Flavor: flavor, Host: host, Port: uint16(port),
+		ServerID: 1000 + rand.Uint32N(1<<30), Flavor: flavor, Host: host, Port: port,
 		User: c.User, Password: c.Passwd, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		HeartbeatPeriod: 5 * time.Second, ReadTimeout: 30 * time.Second, MaxReconnectAttempts: 3,
 	}), nil
@@ -412,4 +406,31 @@ func plural(n int, what string) string {
 		return "1 " + what
 	}
 	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// isNoTable is MySQL's 1146, table does not exist.
+func isNoTable(err error) bool {
+	var me *dsnparse.MySQLError
+	return errors.As(err, &me) && me.Number == 1146
+}
+
+// serverOf is where the DSN's server listens, for the replication client:
+// TCP only ([::1]:3306 too), a port that is one.
+func serverOf(dsn string) (*dsnparse.Config, string, uint16, error) {
+	c, err := dsnparse.ParseDSN(dsn)
+	if err != nil {
+		return nil, "", 0, fmt.Errorf("the MySQL DSN: %w", err)
+	}
+	if c.Net != "tcp" {
+		return nil, "", 0, fmt.Errorf("the binary-log relay reads the log over TCP; the MySQL DSN uses %s (write user:password@tcp(host:port)/)", c.Net)
+	}
+	host, portText, err := net.SplitHostPort(c.Addr)
+	if err != nil {
+		host, portText = c.Addr, "3306"
+	}
+	port, err := strconv.Atoi(portText)
+	if err != nil || port < 1 || port > 65535 {
+		return nil, "", 0, fmt.Errorf("the MySQL DSN's port %q is not a port number", portText)
+	}
+	return c, host, uint16(port), nil
 }

@@ -26,14 +26,7 @@ func Deaths(h amqp.Table) []Death {
 			continue
 		}
 		d := Death{Queue: fmt.Sprint(t["queue"]), Reason: fmt.Sprint(t["reason"]), Exchange: fmt.Sprint(t["exchange"])}
-		switch c := t["count"].(type) {
-		case int64:
-			d.Count = c
-		case int32:
-			d.Count = int64(c)
-		case int:
-			d.Count = int64(c)
-		}
+		d.Count, _ = Int(t["count"])
 		out = append(out, d)
 	}
 	return out
@@ -48,4 +41,24 @@ func DeathsText(ds []Death, article func(string) string) string {
 		parts = append(parts, fmt.Sprintf("%s %s %d", article(d.Queue), d.Reason, d.Count))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// Int reads a whole number from a header value, whichever integer type the
+// broker (or amqp091-go's table decoding) gave it.
+func Int(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return x, true
+	case int32:
+		return int64(x), true
+	case int:
+		return int64(x), true
+	case int16:
+		return int64(x), true
+	case int8:
+		return int64(x), true
+	case uint8:
+		return int64(x), true
+	}
+	return 0, false
 }

@@ -3,7 +3,6 @@ package consumer
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -11,7 +10,6 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/rmlab/lab/secret"
 	"github.com/rmlab/lab/services"
 )
 
@@ -28,13 +26,8 @@ func (c *Consumer) Consume(ctx context.Context, cfg services.Config, queue strin
 	if err != nil {
 		return fmt.Errorf("open an AMQP channel: %w", err)
 	}
-	if _, err := ch.QueueDeclarePassive(queue, false, false, false, false, nil); err != nil {
-		var ae *amqp.Error
-		if errors.As(err, &ae) && ae.Code == amqp.NotFound {
-			return fmt.Errorf("queue %s does not exist at %s: the lesson declares its queues (run its earlier steps); the consumer never creates one",
-				queue, secret.URL(cfg.AMQP))
-		}
-		return fmt.Errorf("check queue %s: %w", queue, err)
+	if err := services.QueueExists(ch, queue, cfg.AMQP, "consumer"); err != nil {
+		return err
 	}
 	if err := ch.Qos(o.Prefetch, 0, false); err != nil {
 		return fmt.Errorf("basic.qos prefetch %d: %w", o.Prefetch, err)
@@ -150,9 +143,8 @@ func parkChannel(conn *amqp.Connection, cfg services.Config, queue string) (*amq
 	if err != nil {
 		return nil, nil, fmt.Errorf("open the parking channel: %w", err)
 	}
-	if _, err := ch.QueueDeclarePassive(queue, false, false, false, false, nil); err != nil {
-		return nil, nil, fmt.Errorf("parking queue %s does not exist at %s (%v): the lesson declares it; the consumer never creates one",
-			queue, secret.URL(cfg.AMQP), err)
+	if err := services.QueueExists(ch, queue, cfg.AMQP, "consumer"); err != nil {
+		return nil, nil, fmt.Errorf("the parking queue: %w", err)
 	}
 	if err := ch.Confirm(false); err != nil {
 		return nil, nil, fmt.Errorf("confirm.select on the parking channel: %w", err)

@@ -29,42 +29,14 @@ var errDownstream = errors.New("the downstream call failed (--fail: the service 
 // retry loop through a dead-letter exchange counts in x-death, one entry
 // per queue and reason ("rejected" from this queue). The larger is taken.
 func Attempts(d amqp.Delivery, queue string) int64 {
-	var n int64
-	if v, ok := asInt(d.Headers["x-delivery-count"]); ok {
-		n = v
-	}
-	deaths, _ := d.Headers["x-death"].([]any)
+	n, _ := broker.Int(d.Headers["x-delivery-count"])
 	var rejected int64
-	for _, e := range deaths {
-		t, ok := e.(amqp.Table)
-		if !ok {
-			continue
-		}
-		if t["queue"] == queue && t["reason"] == "rejected" {
-			if c, ok := asInt(t["count"]); ok {
-				rejected += c
-			}
+	for _, e := range broker.Deaths(d.Headers) {
+		if e.Queue == queue && e.Reason == "rejected" {
+			rejected += e.Count
 		}
 	}
 	return max(n, rejected)
-}
-
-func asInt(v any) (int64, bool) {
-	switch x := v.(type) {
-	case int64:
-		return x, true
-	case int32:
-		return int64(x), true
-	case int:
-		return int64(x), true
-	case int16:
-		return int64(x), true
-	case int8:
-		return int64(x), true
-	case uint8:
-		return int64(x), true
-	}
-	return 0, false
 }
 
 // failed settles a delivery whose handling failed before anything was

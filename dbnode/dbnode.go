@@ -11,7 +11,6 @@ package dbnode
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -101,7 +100,7 @@ func Start(ctx context.Context) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	Sweep(base)
+	node.Sweep(base) // what a lab that died left here, as for RabbitMQ nodes
 	if err := os.MkdirAll(base, 0o755); err != nil {
 		return nil, fmt.Errorf("lab-owned MySQL server: %w", err)
 	}
@@ -155,7 +154,7 @@ func (n *Node) start(ctx context.Context, s server) error {
 	args := []string{"--no-defaults", "--datadir=" + data, "--port=" + strconv.Itoa(n.Port), "--bind-address=127.0.0.1",
 		"--socket=" + filepath.Join(n.dir, "sock"), "--pid-file=" + filepath.Join(n.dir, "pid"),
 		"--log-bin=binlog", "--binlog-format=ROW", "--server-id=1", "--skip-name-resolve",
-		"--performance-schema=OFF", "--innodb-buffer-pool-size=64M", "--max-connections=300",
+		"--performance-schema=OFF", "--innodb-buffer-pool-size=64M", "--max-connections=1000",
 		"--log-error=" + filepath.Join(n.dir, "error.log")}
 	if s.flavor == "mysql" {
 		args = append(args, "--mysqlx=OFF", "--secure-file-priv=")
@@ -164,6 +163,7 @@ func (n *Node) start(ctx context.Context, s server) error {
 		args = append(args, "--user=root")
 	}
 	n.cmd = exec.Command(s.bin, args...)
+	n.cmd.Env = append(os.Environ(), node.Marker(n.dir)) // node.Sweep finds it by this if the lab dies
 	n.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	if err := n.cmd.Start(); err != nil {
 		return fmt.Errorf("lab-owned MySQL server: start %s: %w", s.bin, err)
@@ -226,37 +226,6 @@ func (n *Node) Stop() error {
 	return os.RemoveAll(n.dir)
 }
 
-// Sweep removes the folders under base whose lab has gone (their lock is
-// free), killing a server still running there: what a lab killed before it
-// could clean up left.
-func Sweep(base string) []string {
-	entries, err := os.ReadDir(base)
-	if err != nil {
-		return nil
-	}
-	var removed []string
-	for _, e := range entries {
-		dir := filepath.Join(base, e.Name())
-		f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
-		if err != nil {
-			continue
-		}
-		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
-			f.Close()
-			continue
-		}
-		if b, err := os.ReadFile(filepath.Join(dir, "pid")); err == nil {
-			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 1 {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-			}
-		}
-		os.RemoveAll(dir)
-		f.Close()
-		removed = append(removed, dir)
-	}
-	return removed
-}
-
 // tail is the end of a command's output, for an error message.
 func tail(b []byte) string {
 	s := strings.TrimSpace(string(b))
@@ -265,6 +234,3 @@ func tail(b []byte) string {
 	}
 	return s
 }
-
-// ErrNoBinlog is what a server without a row-based binary log answers.
-var ErrNoBinlog = errors.New("no row-based binary log")

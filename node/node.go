@@ -35,6 +35,12 @@ const DefaultServer = "/usr/lib/rabbitmq/bin/rabbitmq-server"
 // the set's folder: Sweep finds leftovers by it.
 const markerEnv = "LAB_NODE_SET"
 
+// Marker is the environment entry that marks a process as living in the
+// lab-owned folder dir: Sweep kills what carries it once the folder's lab
+// has gone, and CI looks for it after a run. Package dbnode marks its
+// MySQL server the same way.
+func Marker(dir string) string { return markerEnv + "=" + dir }
+
 // Options say which nodes to start.
 type Options struct {
 	Namespace string // node names and folder; "" is the article's names

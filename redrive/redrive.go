@@ -17,7 +17,6 @@ package redrive
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -26,7 +25,6 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/rmlab/lab/secret"
 	"github.com/rmlab/lab/services"
 	"github.com/rmlab/lab/worker"
 )
@@ -86,12 +84,8 @@ func Main(ctx context.Context, p *worker.Points, args []string) error {
 		return fmt.Errorf("open an AMQP channel: %w", err)
 	}
 	for _, q := range []string{from, to} {
-		if _, err := ch.QueueDeclarePassive(q, false, false, false, false, nil); err != nil {
-			var ae *amqp.Error
-			if errors.As(err, &ae) && ae.Code == amqp.NotFound {
-				return fmt.Errorf("queue %s does not exist at %s: the lesson declares its queues; the redrive never creates one", q, secret.URL(cfg.AMQP))
-			}
-			return fmt.Errorf("check queue %s: %w", q, err)
+		if err := services.QueueExists(ch, q, cfg.AMQP, "redrive"); err != nil {
+			return err
 		}
 	}
 	if err := ch.Confirm(false); err != nil {

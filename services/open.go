@@ -89,3 +89,20 @@ func Retryable(err error) bool {
 	c := Code(err)
 	return c == 1213 || c == 1205
 }
+
+// QueueExists checks with a passive declare that the lesson declared queue
+// (its sent name) before a program uses it; who says which program, for a
+// message that names the broker and the fix. A program never creates one:
+// the queue's type and arguments are the lesson's.
+func QueueExists(ch *amqp.Channel, queue, amqpURL, who string) error {
+	_, err := ch.QueueDeclarePassive(queue, false, false, false, false, nil)
+	var ae *amqp.Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ae) && ae.Code == amqp.NotFound:
+		return fmt.Errorf("queue %s does not exist at %s: the lesson declares its queues (run its earlier steps); the %s never creates one",
+			queue, secret.URL(amqpURL), who)
+	}
+	return fmt.Errorf("check queue %s: %w", queue, err)
+}

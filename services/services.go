@@ -53,7 +53,8 @@ type Info struct {
 	// binlog_format ROW); OwnMySQL: the lab can start a server of its own
 	// that does (package dbnode), for lessons that need one.
 	Binlog         bool
-	BinlogNote     string
+	BinlogState    string // "log_bin=OFF, binlog_format=MIXED" when it is not
+	BinlogNote     string // the state, and what the lab does about it
 	OwnMySQL       bool
 	Cluster        bool // LAB_CLUSTER names a three-node cluster the lessons may use (docker compose --profile cluster)
 	MySQLErr       error
@@ -217,7 +218,8 @@ func (s *Services) readMySQLInfo(ctx context.Context, db *sql.DB) error {
 	if err := db.QueryRowContext(ctx, "SELECT @@log_bin, @@binlog_format").Scan(&logBin, &format); err == nil {
 		s.Info.Binlog = logBin.String == "1" && format.String == "ROW"
 		if !s.Info.Binlog {
-			s.Info.BinlogNote = fmt.Sprintf("log_bin=%s, binlog_format=%s: no row-based binary log on this server", onOff(logBin.String), format.String)
+			s.Info.BinlogState = fmt.Sprintf("log_bin=%s, binlog_format=%s", onOff(logBin.String), format.String)
+			s.Info.BinlogNote = s.Info.BinlogState + ": no row-based binary log on this server"
 		}
 	}
 	if bin, err := dbnode.Server(); err == nil {

@@ -57,15 +57,18 @@ func binlogServices(ctx context.Context, svc *services.Services) (*services.Serv
 		if twin, err = svc.WithMySQL(ctx, ownMySQL.node.DSN()); err != nil {
 			return nil, "", fmt.Errorf("the lab's own MySQL server at %s: %w", ownMySQL.node.Addr(), err)
 		}
+		// One server for every namespace of a workshop: each twin's pool
+		// stays small, so forty of them, and their workers' pools, fit its
+		// max_connections (1000).
+		twin.MySQL.SetMaxOpenConns(8)
 		if ownMySQL.svcs == nil {
 			ownMySQL.svcs = map[*services.Services]*services.Services{}
 		}
 		ownMySQL.svcs[svc] = twin
 	}
 	n := ownMySQL.node
-	state, _, _ := strings.Cut(svc.Info.BinlogNote, ":")
 	return twin, fmt.Sprintf("%s has no row-based binary log (%s): this lesson runs on a server of the lab's own, %s %s at %s%s, with log_bin ON and binlog_format ROW",
-		svc.Config.MySQLAddr(), state, n.Flavor, strings.SplitN(n.Version, "-", 2)[0], n.Addr(), started), nil
+		svc.Config.MySQLAddr(), svc.Info.BinlogState, n.Flavor, strings.SplitN(n.Version, "-", 2)[0], n.Addr(), started), nil
 }
 
 // StopOwnMySQL stops the lab's own MySQL server, if one was started, and

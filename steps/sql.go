@@ -172,8 +172,16 @@ func (awaitKind) Check(s *lab.Step) error {
 	if s.Attrs["session"] != "" && s.Attrs["sessions"] != "" {
 		return fmt.Errorf("%s: await takes session=NAME or sessions=A,B, not both", s.Where())
 	}
-	if v, ok := s.Attrs["sessions"]; ok && len(SplitList(v)) < 2 {
-		return fmt.Errorf("%s: await sessions=%s: name two or more (one is session=NAME)", s.Where(), v)
+	if v, ok := s.Attrs["sessions"]; ok {
+		names := SplitList(v)
+		if len(names) < 2 {
+			return fmt.Errorf("%s: await sessions=%s: name two or more (one is session=NAME)", s.Where(), v)
+		}
+		for i, n := range names {
+			if slices.Contains(names[:i], n) {
+				return fmt.Errorf("%s: await sessions=%s names %s twice: name each session once", s.Where(), v, n)
+			}
+		}
 	}
 	_, err := attrDuration(s, "timeout", 0)
 	return err

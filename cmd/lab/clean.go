@@ -87,8 +87,12 @@ func cmdClean(ctx context.Context, g globals, allNamespaces bool, stdout, stderr
 	// MySQL servers of the lab's own (for the lessons that read a binary
 	// log) whose lab died before it could stop them.
 	if dir, err := dbnode.Dir(); err == nil {
-		for _, r := range dbnode.Sweep(dir) {
+		removed, err := node.Sweep(dir)
+		for _, r := range removed {
 			fmt.Fprintf(stdout, "removed the MySQL server a lab left in %s\n", r)
+		}
+		if err != nil {
+			cl.Report("", err)
 		}
 	}
 	// Containers a lab killed with SIGKILL left (its own it removes on
