@@ -248,3 +248,28 @@ func (e *Error) Error() string {
 }
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// Challenge is one rung of the challenges' ladder, in one language: the
+// learner's program takes the place of the consumer or the relay, and the
+// lab runs it under a fault schedule and checks every order.
+type Challenge struct {
+	Name   string // once, business-key, …: what `lab challenge run NAME` takes
+	Number int
+	Title  string
+	Role   string // consumer or relay: whose place the program takes
+	Text   string // the page, Markdown, without its header block and hints
+	Hints  []string
+	File   string // where it was loaded from, for messages
+
+	// The run: how many orders over how long, which faults how often, how
+	// many copies of the program; every Nth order re-sent under a new id,
+	// or repeated with another amount.
+	Orders           int
+	Duration         time.Duration
+	Faults           []string
+	Every            time.Duration
+	Copies           int
+	Resend, Conflict int
+	Starter          string   // the starter the learner begins from: consumer or relay
+	Solutions        []string // reference solutions that pass it: go/once, python/consumer, …
+}

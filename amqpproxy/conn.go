@@ -44,6 +44,9 @@ type chanState struct {
 	skipping    bool
 	awaitHeader bool
 	skipBody    uint64
+
+	watchPending *Wire // a publish or deliver waiting for its content header (Watch)
+	cutOnHeader  bool  // CutBefore matched a publish: cut at its header, so the watcher learns its message id
 }
 
 // chunk is one unit of output for a writer.
@@ -209,7 +212,7 @@ func (c *conn) writeLoop(dir Direction, dst net.Conn, q <-chan chunk) {
 			}
 		}
 		if ch.cut {
-			c.p.record([]Event{{Time: time.Now(), Conn: c.id, Dir: dir, Name: "connection cut", Note: "CutAfter matched; closing both sides"}}, Counts{})
+			c.p.record([]Event{{Time: time.Now(), Conn: c.id, Dir: dir, Name: "connection cut", Note: "CutAfter or CutBefore matched; closing both sides"}}, Counts{})
 			return
 		}
 	}
@@ -245,7 +248,41 @@ func (c *conn) handle(dir Direction, f Frame, raw []byte, now time.Time) (outs [
 		st = c.chanState(f.Channel)
 	}
 
+	watch := c.p.watcher()
 	switch {
+	case isMethod && c.p.consumeCutBefore(dir, class, method):
+		ev.Dropped, ev.Note = true, "CutBefore: not forwarded; the connection closes instead"
+		c.p.record([]Event{ev}, delta)
+		if st != nil && dir == ToBroker && class == ClassBasic && method == MethodBasicPublish {
+			st.cutOnHeader = true
+			if watch != nil {
+				st.watchPending = &Wire{Time: now, Conn: c.id, Dir: dir, Channel: f.Channel, Op: "publish", Cut: true}
+			}
+			return nil, false, 0
+		}
+		if watch != nil {
+			w := Wire{Time: now, Conn: c.id, Dir: dir, Channel: f.Channel, Cut: true}
+			if tag, multiple, _, ok := f.AckArgs(); ok && class == ClassBasic {
+				w.Tag, w.Multiple = tag, multiple
+				w.Op = map[uint16]string{MethodBasicAck: "ack", MethodBasicNack: "nack", MethodBasicReject: "reject"}[method]
+				if dir == ToClient {
+					w.Op = "confirm"
+				}
+				watch(w)
+			}
+		}
+		return [][]byte{nil}, true, 0
+
+	case st != nil && st.cutOnHeader && f.Type == FrameHeader:
+		st.cutOnHeader = false
+		if watch != nil {
+			c.watchFrame(st, dir, f, now, watch)
+		}
+		return [][]byte{nil}, true, 0
+
+	case st != nil && st.cutOnHeader:
+		return nil, false, 0
+
 	case st != nil && st.skipping && dir == ToClient && !isMethod:
 		c.skipContent(st, f)
 		ev.Dropped, ev.Note = true, "content of dropped basic.return"
@@ -293,6 +330,9 @@ func (c *conn) handle(dir Direction, f Frame, raw []byte, now time.Time) (outs [
 		st.skipping = false
 	}
 
+	if watch != nil {
+		c.watchFrame(st, dir, f, now, watch)
+	}
 	if len(outs) > 0 && isMethod && c.p.consumeCut(dir, class, method) {
 		cut = true
 		ev.Note = joinNote(ev.Note, "CutAfter: connection closes after this frame")

@@ -34,6 +34,7 @@ const (
 	MethodChannelClose   uint16 = 40
 	MethodChannelCloseOk uint16 = 41
 
+	MethodBasicConsume uint16 = 20
 	MethodBasicPublish uint16 = 40
 	MethodBasicReturn  uint16 = 50
 	MethodBasicDeliver uint16 = 60

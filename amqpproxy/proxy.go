@@ -101,14 +101,17 @@ type Proxy struct {
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup // every goroutine the proxy starts
 
-	mu          sync.Mutex // guards the faults, events and counts below
-	dropConfirm map[uint64]bool
-	dropNext    int // confirms still to drop, whatever their seq (DropNextConfirms)
-	dropReturn  map[int]bool
-	delay       [2]time.Duration // indexed by dirIndex
-	cut         *Match
-	events      []Event
-	counts      Counts
+	mu            sync.Mutex // guards the faults, events and counts below
+	dropConfirm   map[uint64]bool
+	dropNext      int // confirms still to drop, whatever their seq (DropNextConfirms)
+	dropReturn    map[int]bool
+	delay         [2]time.Duration // indexed by dirIndex
+	cut           *Match
+	cutBefore     *Match
+	cutBeforeDone chan struct{}
+	watch         func(Wire)
+	events        []Event
+	counts        Counts
 
 	connsMu sync.Mutex
 	conns   map[*conn]struct{}

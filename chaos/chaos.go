@@ -75,7 +75,7 @@ func (f Fault) String() string {
 	s := fmt.Sprintf("%6.2fs  %-14s %s", f.At.Seconds(), f.Kind, f.Target)
 	if f.Point != "" {
 		s += " at " + f.Point
-	} else if f.Kind == KillRelay || f.Kind == KillConsumer || f.Kind == KillProducer {
+	} else if f.Kind == KillRelay || f.Kind == KillConsumer || f.Kind == KillProducer || f.Kind == PauseRelay {
 		s += " at a random moment"
 	}
 	return s
@@ -132,6 +132,31 @@ type Options struct {
 	Lease     int           // the relays' lease seconds
 	Namespace string        // where its databases and queue live
 	Binary    string        // the lab (or lab-worker) binary that runs the workers
+
+	// Own, when set, is a program of someone else's (a learner's challenge,
+	// a team's consumer) that takes the place of the lab's consumers or
+	// relays; Consumers or Relays copies of it run.
+	Own *Own
+	// Resend re-sends every Nth order's event under a new event id (an
+	// upstream retry: the business key and the amount are the same);
+	// Conflict sends every Nth order's event again under a new id with
+	// another amount (ConflictAmount), which must be recorded, not applied.
+	Resend, Conflict int
+}
+
+// ConflictAmount is the amount of a conflicting repeat; every order's own
+// event carries 1.
+const ConflictAmount = 5
+
+// Own is a program the lab did not write, run in a role of the pipeline
+// under the lab's supervisor, proxies and faults (the challenges' contract,
+// challenge/CONTRACT.md). Only what reaches MySQL and the broker is
+// observed, so it may be written in any language.
+type Own struct {
+	Role    string   // consumer or relay
+	Command []string // argv; run in a process group of its own
+	Dir     string   // its working directory
+	Env     []string // extra environment, after the contract's
 }
 
 // Defaults fills what a caller left zero.
@@ -174,6 +199,12 @@ func (o Options) Validate() error {
 		return fmt.Errorf("--relays %d --consumers %d: at most 8 of each", o.Relays, o.Consumers)
 	case o.Duration < time.Second || o.Duration > time.Hour:
 		return fmt.Errorf("--duration %s: between 1s and 1h", o.Duration)
+	case o.Own != nil && o.Own.Role != "consumer" && o.Own.Role != "relay":
+		return fmt.Errorf("own program: role %q; it takes the place of the consumer or the relay", o.Own.Role)
+	case o.Own != nil && len(o.Own.Command) == 0:
+		return fmt.Errorf("own program: no command to run")
+	case o.Resend < 0 || o.Conflict < 0:
+		return fmt.Errorf("resend and conflict are every Nth order: N ≥ 1, or 0 for none")
 	case float64(o.Orders)/o.Duration.Seconds() > 2000:
 		return fmt.Errorf("--orders %d in --duration %s is over 2000 orders/s; give a longer duration", o.Orders, o.Duration)
 	}

@@ -31,6 +31,16 @@ type Summary struct {
 	LostOrders  []int64 `json:"lost_orders,omitempty"` // the first 20
 	TwiceOrders []int64 `json:"twice_orders,omitempty"`
 
+	// With conflicting repeats (Options.Conflict): how many orders had one,
+	// and for how many no conflict was recorded in consumed_conflict.
+	Conflicts          int     `json:"conflicts,omitempty"`
+	ConflictsMissed    int     `json:"conflicts_not_recorded,omitempty"`
+	ConflictMissOrders []int64 `json:"conflicts_not_recorded_orders,omitempty"`
+
+	// Why explains the first orders that went wrong from the history, when
+	// the run kept it (a program of its own).
+	Why []Why `json:"why,omitempty"`
+
 	LatencyP50 float64 `json:"commit_to_applied_p50_ms"`
 	LatencyP99 float64 `json:"commit_to_applied_p99_ms"`
 	LatencyMax float64 `json:"commit_to_applied_max_ms"`
@@ -98,9 +108,13 @@ func (r *Run) check(ctx context.Context) (*Summary, error) {
 		points[id] = p
 	}
 	rows.Close()
+	conflicted := func(id int64) bool { return o.Conflict > 0 && id%int64(o.Conflict) == 0 }
 	for id := int64(1); id <= int64(o.Orders); id++ {
 		_, ok := committed[id]
 		p := points[id]
+		if ok && conflicted(id) && p == ConflictAmount {
+			p = 1 // the repeat came first and was applied; the order's own event is the conflict
+		}
 		switch {
 		case ok && p == 0:
 			s.Lost++
@@ -116,6 +130,11 @@ func (r *Run) check(ctx context.Context) (*Summary, error) {
 			}
 		case !ok && p > 0:
 			s.Phantom++
+		}
+	}
+	if o.Conflict > 0 {
+		if err := r.checkConflicts(ctx, s, committed, conflicted); err != nil {
+			return nil, err
 		}
 	}
 	err = r.server.QueryRowContext(ctx, "SELECT COALESCE(SUM(status IN ('NEW','SENDING')),0), COALESCE(SUM(status='DEAD'),0) FROM "+outbox+".outbox_event").
@@ -139,7 +158,41 @@ func (r *Run) check(ctx context.Context) (*Summary, error) {
 		}
 	}
 	s.Violations = violations(s)
+	if r.O.Own != nil && !s.OK() {
+		s.Why = r.explain(ctx, s)
+	}
 	return s, nil
+}
+
+// checkConflicts counts the committed orders with a conflicting repeat for
+// which consumed_conflict holds no row of the business key.
+func (r *Run) checkConflicts(ctx context.Context, s *Summary, committed map[int64]float64, conflicted func(int64) bool) error {
+	idem := r.names.Name(services.IdempotencyDB)
+	rows, err := r.server.QueryContext(ctx, "SELECT DISTINCT business_key FROM "+idem+".consumed_conflict")
+	if err != nil {
+		return fmt.Errorf("read the recorded conflicts in %s.consumed_conflict: %w", idem, err)
+	}
+	recorded := map[string]bool{}
+	for rows.Next() {
+		var k string
+		if rows.Scan(&k) == nil {
+			recorded[k] = true
+		}
+	}
+	rows.Close()
+	for id := int64(1); id <= int64(r.O.Orders); id++ {
+		if _, ok := committed[id]; !ok || !conflicted(id) {
+			continue
+		}
+		s.Conflicts++
+		if !recorded[fmt.Sprintf("order:%d:paid", id)] {
+			s.ConflictsMissed++
+			if len(s.ConflictMissOrders) < 20 {
+				s.ConflictMissOrders = append(s.ConflictMissOrders, id)
+			}
+		}
+	}
+	return nil
 }
 
 // missed reports whether a fault's result says it hit nothing.
@@ -159,6 +212,10 @@ func violations(s *Summary) []string {
 	}
 	if s.Twice > 0 {
 		v = append(v, fmt.Sprintf("twice: %d orders were applied more than once (orders %v)", s.Twice, s.TwiceOrders))
+	}
+	if s.ConflictsMissed > 0 {
+		v = append(v, fmt.Sprintf("conflict: %d of %d orders had a repeat with another amount and no conflict was recorded in consumed_conflict (orders %v)",
+			s.ConflictsMissed, s.Conflicts, s.ConflictMissOrders))
 	}
 	if s.Phantom > 0 {
 		v = append(v, fmt.Sprintf("phantom: %d orders were applied but never committed", s.Phantom))

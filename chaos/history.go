@@ -39,6 +39,7 @@ type Mark struct {
 	Target string    `json:"target"`
 	Point  string    `json:"point,omitempty"`
 	Result string    `json:"result,omitempty"`
+	Done   int64     `json:"done_ms,omitempty"` // when it had its effect (a kill armed at a point fires later)
 }
 
 // Timeline is what the screen and the report draw: per-second counts and
@@ -62,6 +63,87 @@ type History struct {
 	lastWork  time.Time           // the last consumer note
 	begun     bool
 	phase     string
+
+	keep    bool              // Keep: remember what the explanations need
+	byOrder map[int64][]Entry // each order's notes and wires
+	procs   []Entry           // starts and exits
+}
+
+// maxKept bounds what Keep remembers of one order, and of the processes.
+const maxKept = 64
+
+// Keep makes the history remember each order's notes and wires and every
+// process's starts and exits, for the checker to explain what went wrong
+// with an order from what happened to it.
+func (h *History) Keep() {
+	h.mu.Lock()
+	h.keep, h.byOrder = true, map[int64][]Entry{}
+	h.mu.Unlock()
+}
+
+func (h *History) remember(e Entry) {
+	if !h.keep {
+		return
+	}
+	if n, ok := OrderOf(e.ID); ok {
+		if len(h.byOrder[n]) < maxKept {
+			h.byOrder[n] = append(h.byOrder[n], e)
+		}
+	}
+}
+
+// Wire records what a program's proxy saw it do (publish, deliver, ack,
+// confirm, consume) with the message id it concerned.
+func (h *History) Wire(proc, op, id, detail string) {
+	now := time.Now()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	t := h.Since()
+	e := Entry{T: t.Milliseconds(), Proc: proc, Op: op, ID: id, Detail: detail}
+	h.write(e)
+	h.remember(e)
+	if op == "ack" || op == "deliver" || op == "reject" || op == "nack" {
+		h.lastWork = now
+	}
+	if op == "publish" && detail != "cut" {
+		h.notes["published"]++
+		h.bucket(t).Published++
+	}
+}
+
+// Applied records an application a program of its own committed (the
+// lab's audit), at its time: the timeline's applied line and the latency.
+func (h *History) Applied(order int64, at time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.bucket(max(0, at.Sub(h.start))).Applied++
+	if _, seen := h.firstDone[order]; !seen {
+		h.firstDone[order] = at
+	}
+	if at.After(h.lastWork) {
+		h.lastWork = at
+	}
+}
+
+// Order is what the history kept of one order (Keep).
+func (h *History) Order(n int64) []Entry {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]Entry(nil), h.byOrder[n]...)
+}
+
+// Procs are the processes' starts and exits the history kept (Keep).
+func (h *History) Procs() []Entry {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]Entry(nil), h.procs...)
+}
+
+// Start is when the schedule started.
+func (h *History) Start() time.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.start
 }
 
 // NewHistory starts a history at now; w may be nil.
@@ -122,7 +204,9 @@ func (h *History) Note(proc, kind, id string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	t := h.Since()
-	h.write(Entry{T: t.Milliseconds(), Proc: proc, Op: kind, ID: id})
+	e := Entry{T: t.Milliseconds(), Proc: proc, Op: kind, ID: id}
+	h.write(e)
+	h.remember(e)
 	h.notes[kind]++
 	b := h.bucket(t)
 	switch kind {
@@ -149,7 +233,11 @@ func (h *History) Note(proc, kind, id string) {
 func (h *History) Event(proc, op, detail string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.write(Entry{T: h.Since().Milliseconds(), Proc: proc, Op: op, Detail: detail})
+	e := Entry{T: h.Since().Milliseconds(), Proc: proc, Op: op, Detail: detail}
+	h.write(e)
+	if h.keep && (op == "start" || op == "exit" || op == "consume") && len(h.procs) < 100*maxKept {
+		h.procs = append(h.procs, e)
+	}
 }
 
 // Fault records a planned fault as it starts, under its planned time.
@@ -169,6 +257,7 @@ func (h *History) FaultResult(i int, result string) {
 	h.write(Entry{T: h.Since().Milliseconds(), Proc: "chaos", Op: "fault-result", Detail: result})
 	if i >= 0 && i < len(h.timeline.Faults) {
 		h.timeline.Faults[i].Result = result
+		h.timeline.Faults[i].Done = h.Since().Milliseconds()
 	}
 	if h.w != nil {
 		h.w.Flush() // a history being read while the run goes on (tail -f) shows each fault's outcome as it comes

@@ -36,6 +36,8 @@ type Run struct {
 	sup      *supervisor
 	faultsBy map[FaultKind]int
 	brokerMu sync.Mutex // one broker restart at a time
+	own      map[string]*ownMember
+	stalled  bool // the drain stopped because nothing moved
 }
 
 // New prepares a run: the options checked, and the restart-broker faults
@@ -55,7 +57,10 @@ func New(cfg services.Config, o Options, hist *History, workers *worker.Group) (
 	if workers == nil {
 		workers = &worker.Group{}
 	}
-	r := &Run{O: o, Hist: hist, Workers: workers, faultsBy: map[FaultKind]int{}}
+	r := &Run{O: o, Hist: hist, Workers: workers, faultsBy: map[FaultKind]int{}, own: map[string]*ownMember{}}
+	if o.Own != nil {
+		hist.Keep()
+	}
 	if slices.Contains(o.Faults, RestartBroker) {
 		if _, err := node.Server(); err != nil {
 			r.O.Faults = slices.DeleteFunc(slices.Clone(o.Faults), func(k FaultKind) bool { return k == RestartBroker })
@@ -80,6 +85,12 @@ func (r *Run) Execute(ctx context.Context) (*Summary, error) {
 		return nil, err
 	}
 	h.Begin()
+	if r.O.Own != nil && r.O.Own.Role == "consumer" {
+		pctx, stopPoll := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { defer close(done); r.pollApplied(pctx) }()
+		defer func() { stopPoll(); <-done }()
+	}
 	h.SetPhase("schedule")
 	began := time.Now()
 	r.schedule(ctx)
@@ -105,7 +116,11 @@ func (r *Run) Execute(ctx context.Context) (*Summary, error) {
 	s.Restarts = restarts
 	if !didDrain {
 		// Judged as it was, a pipeline still moving proves nothing either way.
-		s.Violations = append(s.Violations, fmt.Sprintf("drain: the pipeline had not drained %s after the schedule (--quiet); what was counted may still change", r.O.Quiet))
+		v := fmt.Sprintf("drain: the pipeline had not drained %s after the schedule (--quiet); what was counted may still change", r.O.Quiet)
+		if r.stalled {
+			v = "drain: nothing moved for 10s after the schedule, with events unsent or messages in the queue"
+		}
+		s.Violations = append(s.Violations, v)
 	}
 	s.Elapsed = time.Since(began).Round(time.Millisecond).String()
 	s.Drain = drained.Round(time.Millisecond).String()
@@ -138,6 +153,11 @@ func (r *Run) setup(ctx context.Context) error {
 	if err := prepare(c, server, r.broker, r.names, r.O.Orders); err != nil {
 		return err
 	}
+	if r.O.Own != nil {
+		if err := installAudit(c, server, r.names); err != nil {
+			return err
+		}
+	}
 	// A fresh pool: the schema's USE left the prepare's sessions on the
 	// databases whose sessions cut-mysql picks from, and the run's own
 	// must never be among them.
@@ -163,13 +183,26 @@ func (r *Run) setup(ctx context.Context) error {
 	env := append(r.cfg.Env(), "LAB_AMQP_URL="+through)
 	r.sup = newSupervisor(r.O.Binary, env, r.Hist, r.Workers)
 	p := r.O.Pipeline
+	own := func(role string) bool { return r.O.Own != nil && r.O.Own.Role == role }
 	for i := 1; i <= r.O.Consumers; i++ {
+		if own("consumer") {
+			if err := r.addOwn(c, name("consumer", i)); err != nil {
+				return err
+			}
+			continue
+		}
 		args := append(slices.Clone(p.Consumer), "--queue", QueueName, "--prefetch", "10")
 		if err := r.sup.add(name("consumer", i), "consumer", false, args...); err != nil {
 			return err
 		}
 	}
 	for i := 1; i <= r.O.Relays; i++ {
+		if own("relay") {
+			if err := r.addOwn(c, name("relay", i)); err != nil {
+				return err
+			}
+			continue
+		}
 		args := append([]string{"--quiet", "--batch", "5", "--lease", strconv.Itoa(r.O.Lease), "--scan-delay", "1", "--backoff", "1",
 			"--max-attempts", "1000", "--confirm-timeout", "1s", "--routing-key", QueueName}, p.Relay...)
 		if err := r.sup.add(name("relay", i), "relay", false, args...); err != nil {
@@ -177,7 +210,14 @@ func (r *Run) setup(ctx context.Context) error {
 		}
 	}
 	rate := float64(r.O.Orders) / r.O.Duration.Seconds()
-	return r.sup.add("producer", "producer", true, "--place", strconv.Itoa(r.O.Orders), "--from", "1", "--rate", strconv.FormatFloat(rate, 'f', 3, 64))
+	args := []string{"--place", strconv.Itoa(r.O.Orders), "--from", "1", "--rate", strconv.FormatFloat(rate, 'f', 3, 64)}
+	if r.O.Resend > 0 {
+		args = append(args, "--resend-every", strconv.Itoa(r.O.Resend))
+	}
+	if r.O.Conflict > 0 {
+		args = append(args, "--conflict-every", strconv.Itoa(r.O.Conflict), "--conflict-amount", strconv.Itoa(ConflictAmount))
+	}
+	return r.sup.add("producer", "producer", true, args...)
 }
 
 // schedule injects the planned faults at their times. Each fault runs on
@@ -214,6 +254,11 @@ func (r *Run) schedule(ctx context.Context) {
 
 // inject applies one fault and says what it found.
 func (r *Run) inject(ctx context.Context, i int, f Fault) string {
+	if r.O.Own != nil {
+		if res, ok := r.injectOwn(ctx, i, f); ok {
+			return res
+		}
+	}
 	switch f.Kind {
 	case KillRelay, KillConsumer, KillProducer:
 		return r.kill(ctx, f)
@@ -367,6 +412,13 @@ func (r *Run) drain(ctx context.Context) bool {
 	deadline := time.Now().Add(r.O.Quiet)
 	outbox := r.names.Name(services.OutboxDB)
 	queue := r.names.Name(QueueName)
+	// A program of its own may be stuck for good (an event SENDING for
+	// ever): when nothing has moved for stuckAfter, waiting longer tells
+	// nothing more.
+	const stuckAfter = 10 * time.Second
+	type state struct{ pending, depth int }
+	var seen state
+	var since time.Time
 	for time.Now().Before(deadline) {
 		select {
 		case <-ctx.Done():
@@ -380,10 +432,17 @@ func (r *Run) drain(ctx context.Context) bool {
 		var pending int
 		err := r.server.QueryRowContext(c, "SELECT COUNT(*) FROM "+outbox+".outbox_event WHERE status IN ('NEW','SENDING')").Scan(&pending)
 		cancel()
-		if err != nil || pending > 0 {
-			continue
+		depth := queueDepth(ctx, r.broker, queue)
+		if now := (state{pending, depth}); r.O.Own != nil && err == nil {
+			if now != seen || since.IsZero() {
+				seen, since = now, time.Now()
+			} else if time.Since(since) >= stuckAfter && r.Hist.idleFor() >= stuckAfter {
+				r.Notes = append(r.Notes, fmt.Sprintf("nothing moved for %s after the schedule (%d events NEW or SENDING, %d messages in the queue); checked as it was", stuckAfter, pending, depth))
+				r.stalled = true
+				return false
+			}
 		}
-		if queueDepth(ctx, r.broker, queue) != 0 {
+		if err != nil || pending > 0 || depth != 0 {
 			continue
 		}
 		if r.Hist.idleFor() >= 2*time.Second {
@@ -400,6 +459,9 @@ func (r *Run) close() {
 	}
 	if r.proxy != nil {
 		r.proxy.Close()
+	}
+	for _, m := range r.own {
+		m.proxy.Close()
 	}
 	if r.nodes != nil {
 		r.nodes.Close()

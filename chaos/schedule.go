@@ -16,6 +16,18 @@ var (
 	consumerPoints = []string{"received", "after-mark", "after-update", "before-commit", "after-commit", "before-ack", "after-ack"}
 	producerPoints = []string{"before-commit", "after-commit"}
 	pausePoints    = []string{"after-claim", "after-publish", "after-confirm"}
+
+	// A program of its own has no named points; its proxy gives it these:
+	// "ack" cuts its next ack before the broker gets it and kills it (it
+	// committed, the broker redelivers), "after-ack" lets the ack through
+	// and stops it at once (an ack before the commit loses the message),
+	// "publish" cuts its next publish before the broker gets it and kills
+	// it (its claim is taken, the event is not out), "confirm" cuts the
+	// broker's next confirm before the relay reads it and kills it. A pause
+	// freezes it (SIGSTOP) at a random moment.
+	ownConsumerPoints = []string{"ack", "after-ack"}
+	ownRelayPoints    = []string{"publish", "publish", "confirm"}
+	ownPausePoints    = []string{""}
 )
 
 // Schedule is the fault schedule for o: a pure function of the seed and
@@ -26,10 +38,28 @@ func Schedule(o Options) []Fault {
 	o.Defaults()
 	rng := rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15))
 	kinds := slices.Clone(o.Faults)
+	cPoints, rPoints, pPoints := consumerPoints, relayPoints, pausePoints
+	if o.Own != nil && o.Own.Role == "consumer" {
+		cPoints = ownConsumerPoints
+	}
+	if o.Own != nil && o.Own.Role == "relay" {
+		rPoints, pPoints = ownRelayPoints, ownPausePoints
+	}
+	// A program of its own is judged on one run: every kind comes once, in
+	// an order the seed draws, before the draws are free, so that no seed
+	// spares a program the one fault it cannot survive.
+	var cover []FaultKind
+	if o.Own != nil {
+		cover = slices.Clone(kinds)
+		rng.Shuffle(len(cover), func(i, j int) { cover[i], cover[j] = cover[j], cover[i] })
+	}
 	var out []Fault
 	at := o.Every / 2
 	for at < o.Duration && len(kinds) > 0 {
 		f := Fault{At: at.Round(time.Millisecond), Kind: kinds[rng.IntN(len(kinds))]}
+		if len(cover) > 0 {
+			f.Kind, cover = cover[0], cover[1:]
+		}
 		f.AtMS = f.At.Milliseconds()
 		relay := func() string { return name("relay", 1+rng.IntN(o.Relays)) }
 		consumer := func() string { return name("consumer", 1+rng.IntN(o.Consumers)) }
@@ -42,9 +72,9 @@ func Schedule(o Options) []Fault {
 		}
 		switch f.Kind {
 		case KillRelay:
-			f.Target, f.Point = relay(), pointOf(relayPoints)
+			f.Target, f.Point = relay(), pointOf(rPoints)
 		case KillConsumer:
-			f.Target, f.Point = consumer(), pointOf(consumerPoints)
+			f.Target, f.Point = consumer(), pointOf(cPoints)
 		case KillProducer:
 			f.Target, f.Point = "producer", pointOf(producerPoints)
 		case DropConfirm:
@@ -54,7 +84,7 @@ func Schedule(o Options) []Fault {
 			// the kind: a relay's publish or a consumer's ack.
 			f.Target = []string{"relays", "consumers"}[rng.IntN(2)]
 		case PauseRelay:
-			f.Target, f.Point = relay(), pausePoints[rng.IntN(len(pausePoints))]
+			f.Target, f.Point = relay(), pPoints[rng.IntN(len(pPoints))]
 		case RestartBroker:
 			f.Target = "broker"
 		case CutMySQL:

@@ -15,7 +15,9 @@ import (
 type member struct {
 	name, kind string
 	args       []string
-	once       bool // exit 0 means done (the producer)
+	once       bool     // exit 0 means done (the producer)
+	own        *Own     // a program of its own instead of the lab's worker
+	env        []string // its environment (the contract's)
 
 	mu       sync.Mutex
 	cur      *worker.Process
@@ -45,8 +47,12 @@ func newSupervisor(binary string, env []string, hist *History, group *worker.Gro
 }
 
 func (s *supervisor) start(m *member) error {
-	p, err := worker.Start(worker.Spec{Binary: s.binary, Kind: m.kind, Name: m.name, Args: m.args, Env: s.env,
-		OnNote: func(kind, id string) { s.hist.Note(m.name, kind, id) }})
+	spec := worker.Spec{Binary: s.binary, Kind: m.kind, Name: m.name, Args: m.args, Env: s.env,
+		OnNote: func(kind, id string) { s.hist.Note(m.name, kind, id) }}
+	if m.own != nil {
+		spec.Command, spec.Dir, spec.Env, spec.Args = m.own.Command, m.own.Dir, m.env, nil
+	}
+	p, err := worker.Start(spec)
 	if err != nil {
 		return err
 	}
@@ -60,7 +66,15 @@ func (s *supervisor) start(m *member) error {
 
 // add starts a member and keeps it running.
 func (s *supervisor) add(name, kind string, once bool, args ...string) error {
-	m := &member{name: name, kind: kind, args: args, once: once}
+	return s.keep(&member{name: name, kind: kind, args: args, once: once})
+}
+
+// addOwn starts a copy of a program of its own and keeps it running.
+func (s *supervisor) addOwn(name string, own *Own, env []string) error {
+	return s.keep(&member{name: name, kind: own.Role, own: own, env: env})
+}
+
+func (s *supervisor) keep(m *member) error {
 	if err := s.start(m); err != nil {
 		return err
 	}

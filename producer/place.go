@@ -69,6 +69,21 @@ func (pr *Producer) placeOne(ctx context.Context, id int64) error {
 	if err != nil {
 		return fmt.Errorf("INSERT INTO outbox_event (%s): %w", EventID(id), err)
 	}
+	for _, r := range []struct {
+		every  int
+		suffix string
+		amount int64
+	}{{pr.O.ResendEvery, "-resent", 1}, {pr.O.ConflictEvery, "-conflict", pr.O.ConflictAmount}} {
+		if r.every <= 0 || id%int64(r.every) != 0 {
+			continue
+		}
+		_, err = tx.ExecContext(ctx, "INSERT INTO outbox_event (event_id,aggregate_id,event_type,payload,status,available_at,created_at) "+
+			"VALUES (?,?,'OrderPaid',JSON_OBJECT('business_key',?,'user_id',?,'amount',?),'NEW',NOW(6),NOW(6))",
+			EventID(id)+r.suffix, id, fmt.Sprintf("order:%d:paid", id), id, r.amount)
+		if err != nil {
+			return fmt.Errorf("INSERT INTO outbox_event (%s%s): %w", EventID(id), r.suffix, err)
+		}
+	}
 	if err := pr.P.Reach(ctx, "before-commit"); err != nil {
 		return err
 	}

@@ -66,6 +66,11 @@ type Options struct {
 	Place int
 	From  int64
 	Rate  float64
+	// With Place: every ResendEvery-th order's event is sent again under a
+	// new event id (an upstream retry), and every ConflictEvery-th order's
+	// again under a new id with ConflictAmount (a conflicting repeat).
+	ResendEvery, ConflictEvery int
+	ConflictAmount             int64
 }
 
 // ParseArgs reads the flags the worker layer left.
@@ -89,6 +94,9 @@ func ParseArgs(args []string) (Options, error) {
 	fs.IntVar(&o.Place, "place", 0, "place N orders through the outbox at --rate and publish nothing: the relays do (lab chaos)")
 	fs.Int64Var(&o.From, "from", 1, "with --place: the first order id")
 	fs.Float64Var(&o.Rate, "rate", 50, "with --place: orders per second")
+	fs.IntVar(&o.ResendEvery, "resend-every", 0, "with --place: every Nth order's event is written again under a new event id, same business key and amount")
+	fs.IntVar(&o.ConflictEvery, "conflict-every", 0, "with --place: every Nth order's event is written again under a new event id with --conflict-amount")
+	fs.Int64Var(&o.ConflictAmount, "conflict-amount", 5, "with --conflict-every: the repeat's amount (the order's own event carries 1)")
 	if err := fs.Parse(args); err != nil {
 		return o, worker.FlagError("lab worker producer", fs, err)
 	}
@@ -98,6 +106,8 @@ func ParseArgs(args []string) (Options, error) {
 	o.Confirm = !*noConfirm
 	if o.Place != 0 {
 		switch {
+		case o.ResendEvery < 0 || o.ConflictEvery < 0:
+			return o, fmt.Errorf("lab worker producer: --resend-every and --conflict-every take N ≥ 1 (0 for none)")
 		case o.Place < 0 || o.From < 1 || o.Rate <= 0:
 			return o, fmt.Errorf("lab worker producer: --place N needs N ≥ 1, --from ≥ 1 and --rate > 0")
 		case o.Resend || o.Order != 0 || o.Exchange != "" || o.Queue != "":

@@ -43,6 +43,31 @@ type File struct {
 	Lang     string             `json:"lang,omitempty"`
 	Lessons  map[string]*Lesson `json:"lessons"`
 	Activity Activity           `json:"activity"`
+	// Challenges are the challenges' results, by name.
+	Challenges map[string]*Challenge `json:"challenges,omitempty"`
+}
+
+// Challenge is how a challenge went for the learner.
+type Challenge struct {
+	Passed  bool      `json:"passed"`
+	Seeds   []uint64  `json:"seeds_passed,omitempty"` // the seeds it passed under
+	Runs    int       `json:"runs"`
+	Hints   int       `json:"hints"`          // hints shown so far
+	Last    string    `json:"last,omitempty"` // the last verdict, one line
+	Updated time.Time `json:"updated"`
+}
+
+// Challenge returns the challenge's progress, creating it.
+func (p *File) Challenge(name string) *Challenge {
+	if p.Challenges == nil {
+		p.Challenges = map[string]*Challenge{}
+	}
+	c := p.Challenges[name]
+	if c == nil {
+		c = &Challenge{}
+		p.Challenges[name] = c
+	}
+	return c
 }
 
 // New is an empty progress.

@@ -11,7 +11,7 @@ import (
 	"strings"
 )
 
-//go:embed idempotency/*.sql outbox/*.sql room/*.sql
+//go:embed idempotency/*.sql outbox/*.sql room/*.sql chaos/*.sql
 var files embed.FS
 
 // File returns an embedded file, e.g. "idempotency/schema.sql".

@@ -43,6 +43,7 @@ type Process struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	onNote func(kind, id string)
+	group  bool // a process group of its own: signals go to the whole group
 
 	mu       sync.Mutex
 	changed  chan struct{} // closed and replaced on every state change
@@ -66,6 +67,12 @@ type Spec struct {
 	// OnNote, when set, is called with each "@note KIND ID" line, in order,
 	// from the goroutine reading the worker's output.
 	OnNote func(kind, id string)
+	// Command, when set, is a program the lab did not write (a learner's
+	// challenge solution) run instead of the lab's worker: in a process
+	// group of its own, so a kill reaches what it started (go run's child),
+	// in Dir. It speaks no point protocol: Arm refuses it.
+	Command []string
+	Dir     string
 }
 
 // Start runs `Binary worker KIND --name NAME --pause-at ... ARGS`.
@@ -76,8 +83,12 @@ func Start(spec Spec) (*Process, error) {
 	}
 	args = append(args, spec.Args...)
 	cmd := exec.Command(spec.Binary, args...)
+	if len(spec.Command) > 0 {
+		cmd = exec.Command(spec.Command[0], spec.Command[1:]...)
+		cmd.Dir = spec.Dir
+	}
 	cmd.Env = append(os.Environ(), spec.Env...)
-	cmd.SysProcAttr = sysProcAttr()
+	cmd.SysProcAttr = sysProcAttr(len(spec.Command) > 0)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -90,7 +101,7 @@ func Start(spec Spec) (*Process, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start worker %s (%s): %w", spec.Name, spec.Binary, err)
 	}
-	p := &Process{Name: spec.Name, Kind: spec.Kind, PauseAt: spec.PauseAt, cmd: cmd, stdin: stdin, onNote: spec.OnNote,
+	p := &Process{Name: spec.Name, Kind: spec.Kind, PauseAt: spec.PauseAt, cmd: cmd, stdin: stdin, onNote: spec.OnNote, group: len(spec.Command) > 0,
 		state: Running, changed: make(chan struct{}), reached: map[string]int{}, done: make(chan struct{}), started: time.Now()}
 	go p.read(out)
 	return p, nil
@@ -240,6 +251,9 @@ func (p *Process) Arm(point string) error {
 	if p.state == Exited || p.state == Killed {
 		return fmt.Errorf("worker %s is %s", p.Name, p.state)
 	}
+	if p.group {
+		return fmt.Errorf("%s is a program of its own: it has no named points to pause at", p.Name)
+	}
 	_, err := io.WriteString(p.stdin, "pause "+point+"\n")
 	return err
 }
@@ -266,7 +280,7 @@ func (p *Process) Kill() error {
 	p.state = Killed
 	p.notify()
 	p.mu.Unlock()
-	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := p.signal(syscall.SIGKILL); err != nil {
 		return err
 	}
 	select {
@@ -285,7 +299,7 @@ func (p *Process) Terminate(d time.Duration) error {
 	if done {
 		return nil
 	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	_ = p.signal(syscall.SIGTERM)
 	select {
 	case <-p.done:
 		return nil
@@ -293,6 +307,20 @@ func (p *Process) Terminate(d time.Duration) error {
 		return p.Kill()
 	}
 }
+
+func (p *Process) signal(sig syscall.Signal) error {
+	if p.group {
+		return syscall.Kill(-p.cmd.Process.Pid, sig)
+	}
+	return p.cmd.Process.Signal(sig)
+}
+
+// Freeze stops the process (SIGSTOP, its whole group for a Command) where
+// it is, as a long GC pause or a stalled VM does, until Thaw.
+func (p *Process) Freeze() error { return p.signal(syscall.SIGSTOP) }
+
+// Thaw lets a frozen process go on (SIGCONT).
+func (p *Process) Thaw() error { return p.signal(syscall.SIGCONT) }
 
 // Status returns a snapshot.
 func (p *Process) Status() Status {

@@ -5,4 +5,4 @@ package worker
 import "syscall"
 
 // Elsewhere the child's stdin EOF watcher is the guard.
-func sysProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{} }
+func sysProcAttr(group bool) *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: group} }

@@ -219,3 +219,34 @@ func TestOutputLinesCarryTheTimeSinceTheWorkerStarted(t *testing.T) {
 		}
 	}
 }
+
+func TestAKillOfAProgramOfTheLearnersReachesTheChildrenItStarted(t *testing.T) {
+	// sh starts a sleep and waits: killing only sh would leave the sleep,
+	// as killing only `go run` leaves the program it built.
+	p, err := Start(Spec{Name: "own", Command: []string{"sh", "-c", "sleep 300 & echo child $!; wait"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var child int
+	for i := 0; i < 100 && child == 0; i++ {
+		for _, l := range p.Output() {
+			fmt.Sscanf(l[strings.Index(l, " ")+1:], "child %d", &child)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if child == 0 {
+		t.Fatalf("no child pid in %q", p.Output())
+	}
+	if err := p.Arm("after-commit"); err == nil {
+		t.Error("Arm of a program of its own did not say it has no points")
+	}
+	if err := p.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	// A zombie (dead, not yet reaped by whoever inherited it) is gone.
+	if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", child)); err == nil && !strings.Contains(string(st), ") Z ") {
+		syscall.Kill(child, syscall.SIGKILL)
+		t.Fatalf("the program's child %d outlived the kill", child)
+	}
+}

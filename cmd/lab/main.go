@@ -52,6 +52,9 @@ usage:
                                    N real SSH sessions walking a lesson: key-to-frame p50/p99, CPU, memory
   lab chaos [--seed S] [--orders N] [--duration D] [--pipeline safe|NAME] [--faults LIST] [--json FILE] [--report FILE.html]
                                    the whole pipeline under a seeded fault schedule; a checker says lost / twice
+  lab challenge list|contract|init|hint|run NAME [--seed S] -- CMD ARGS…
+                                   you write the consumer or the relay (any language); the lab runs it under
+                                   faults and explains each order lost or applied twice
   lab serve [--listen ADDR] [--seats N] [--password-env VAR] [--participant-keys FILE] [--room NAME]
                                    the screen over SSH for a workshop: ssh -p 2222 alice@HOST
   lab room --room NAME [--goto N [--to NAME]] [--say TEXT] [--end NAME] [--reset NAME] [--timer D|off] [--log] [--json|--csv]
@@ -111,6 +114,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdServe(args, stdout, stderr)
 	case "chaos":
 		return cmdChaos(args, stdout, stderr)
+	case "challenge":
+		return cmdChallenge(args, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -308,7 +313,7 @@ func binary() string {
 }
 
 // commands are lab's commands, for the advice on flags put before one.
-var commands = []string{"open", "list", "check", "doctor", "clean", "room", "replay", "serve", "chaos", "bench", "worker", "help"}
+var commands = []string{"open", "list", "check", "doctor", "clean", "room", "replay", "serve", "chaos", "challenge", "bench", "worker", "help"}
 
 // runScreen is `lab` and `lab open ID`: the screen.
 func runScreen(ctx context.Context, cmd string, args []string, stderr io.Writer) int {

@@ -1,0 +1,179 @@
+package amqpproxy
+
+import (
+	"encoding/binary"
+	"time"
+)
+
+// Wire is one thing a client did or was told, as the lab's history needs
+// it: which message went where, which delivery was acked. A program the lab
+// did not write cannot report what it does; its proxy can.
+type Wire struct {
+	Time        time.Time
+	Conn        int
+	Dir         Direction
+	Channel     uint16
+	Op          string // consume, publish, deliver, ack, nack, reject, confirm, confirm-nack
+	Tag         uint64 // the delivery tag, or the publish seq in confirm mode
+	Multiple    bool
+	Redelivered bool
+	NoAck       bool   // consume: the broker counts a message handled once it is sent
+	MessageID   string // publish and deliver: the message-id property
+	Queue       string // consume
+	Cut         bool   // CutBefore: the frame was not forwarded and the connection was closed instead
+}
+
+// Watch calls fn with each Wire of every connection, from the proxy's
+// reading goroutines (fn must be quick and safe for concurrent use). A
+// publish or deliver is reported once its content header, which carries
+// the message id, has been read.
+func (p *Proxy) Watch(fn func(Wire)) {
+	p.mu.Lock()
+	p.watch = fn
+	p.mu.Unlock()
+}
+
+func (p *Proxy) watcher() func(Wire) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.watch
+}
+
+// CutBefore closes both sides of the connection instead of forwarding the
+// next method frame matching m, so the frame never arrives: a consumer's
+// ack the broker never sees, a publish the broker never stores, a confirm
+// the publisher never reads. The returned channel is closed when it fired.
+// Like CutAfter it fires once, on whichever connection sees the frame first.
+func (p *Proxy) CutBefore(m Match) <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cutBeforeDone != nil {
+		close(p.cutBeforeDone) // a re-arm replaces the previous one; its waiter goes on
+	}
+	p.cutBefore, p.cutBeforeDone = &m, make(chan struct{})
+	return p.cutBeforeDone
+}
+
+func (p *Proxy) consumeCutBefore(dir Direction, class, method uint16) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cutBefore == nil || !p.cutBefore.matches(dir, class, method) {
+		return false
+	}
+	p.cutBefore = nil
+	close(p.cutBeforeDone)
+	p.cutBeforeDone = nil
+	return true
+}
+
+// watchFrame turns a frame into a Wire for the watcher. A publish or
+// deliver waits on its channel for the content header.
+func (c *conn) watchFrame(st *chanState, dir Direction, f Frame, now time.Time, fn func(Wire)) {
+	if st == nil {
+		return
+	}
+	if f.Type == FrameHeader {
+		if st.watchPending != nil {
+			w := *st.watchPending
+			st.watchPending = nil
+			w.MessageID = messageID(f.Payload)
+			fn(w)
+		}
+		return
+	}
+	class, method, ok := f.Method()
+	if !ok || class != ClassBasic {
+		return
+	}
+	w := Wire{Time: now, Conn: c.id, Dir: dir, Channel: f.Channel}
+	args := f.Payload[4:]
+	switch {
+	case dir == ToBroker && method == MethodBasicConsume:
+		// reserved(2) queue consumer-tag bits(no-local, no-ack, exclusive, no-wait)
+		if len(args) < 2 {
+			return
+		}
+		d := decoder{b: args[2:]}
+		w.Queue = d.shortstr()
+		d.shortstr()
+		if d.bad || len(d.b) < 1 {
+			return
+		}
+		w.Op, w.NoAck = "consume", d.b[0]&2 != 0
+		fn(w)
+	case dir == ToBroker && method == MethodBasicPublish:
+		w.Op = "publish"
+		if st.confirm {
+			w.Tag = st.seq // handle counted it already
+		}
+		st.watchPending = &w
+	case dir == ToClient && method == MethodBasicDeliver:
+		// consumer-tag delivery-tag(8) redelivered(bit) exchange routing-key
+		d := decoder{b: args}
+		d.shortstr()
+		w.Tag = d.uint64()
+		if d.bad || len(d.b) < 1 {
+			return
+		}
+		w.Op, w.Redelivered = "deliver", d.b[0]&1 != 0
+		st.watchPending = &w
+	case method == MethodBasicAck || method == MethodBasicNack || method == MethodBasicReject:
+		tag, multiple, _, ok := f.AckArgs()
+		if !ok {
+			return
+		}
+		w.Tag, w.Multiple = tag, multiple
+		w.Op = map[uint16]string{MethodBasicAck: "ack", MethodBasicNack: "nack", MethodBasicReject: "reject"}[method]
+		if dir == ToClient {
+			if !st.confirm {
+				return
+			}
+			w.Op = map[string]string{"ack": "confirm", "nack": "confirm-nack"}[w.Op]
+		}
+		fn(w)
+	}
+}
+
+// messageID reads the message-id property of a content header payload:
+// class(2) weight(2) body-size(8) flags(2), then the properties whose flag
+// bits are set, in order from bit 15.
+func messageID(b []byte) string {
+	if len(b) < 14 {
+		return ""
+	}
+	flags := binary.BigEndian.Uint16(b[12:14])
+	d := decoder{b: b[14:]}
+	for bit := 15; bit >= 7; bit-- {
+		if flags&(1<<bit) == 0 {
+			continue
+		}
+		switch bit {
+		case 15, 14, 10, 9, 8: // content-type, content-encoding, correlation-id, reply-to, expiration
+			d.shortstr()
+		case 13: // headers: a table, its size first
+			if len(d.b) < 4 {
+				return ""
+			}
+			n := int(binary.BigEndian.Uint32(d.b))
+			if len(d.b) < 4+n {
+				return ""
+			}
+			d.b = d.b[4+n:]
+		case 12, 11: // delivery-mode, priority
+			if len(d.b) < 1 {
+				return ""
+			}
+			d.b = d.b[1:]
+		case 7:
+			s := d.shortstr()
+			if d.bad {
+				return ""
+			}
+			return s
+		}
+		if d.bad {
+			return ""
+		}
+	}
+	return ""
+}

@@ -1,0 +1,150 @@
+package amqpproxy_test
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	. "github.com/rmlab/lab/amqpproxy"
+)
+
+type wires struct {
+	mu  sync.Mutex
+	all []Wire
+}
+
+func (w *wires) add(x Wire) { w.mu.Lock(); w.all = append(w.all, x); w.mu.Unlock() }
+func (w *wires) ops() []Wire {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.all)
+}
+
+// durableQueue is a queue that outlives its consumers' connections, as a
+// redelivery needs.
+func durableQueue(t *testing.T, direct *amqp.Connection) string {
+	t.Helper()
+	q := declareQueue(t, direct)
+	err := withChannel(t, direct, func(ch *amqp.Channel) error {
+		if _, err := ch.QueueDelete(q, false, false, false); err != nil {
+			return err
+		}
+		_, err := ch.QueueDeclare(q, false, false, false, false, amqp.Table{"x-expires": int32(120_000)})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
+}
+
+func publishID(t *testing.T, ch *amqp.Channel, q, id string) *amqp.DeferredConfirmation {
+	t.Helper()
+	dc, err := ch.PublishWithDeferredConfirmWithContext(t.Context(), "", q, false, false, amqp.Publishing{
+		MessageId: id, ContentType: "application/json", DeliveryMode: amqp.Persistent, Body: []byte(`{}`),
+		Headers: amqp.Table{"x-test": "a header table before the message id"}})
+	if err != nil {
+		t.Fatalf("publish %s: %v", id, err)
+	}
+	return dc
+}
+
+func TestAnAckCutBeforeTheBrokerGetsItIsRedeliveredAndTheWatcherSeesWhichMessageWentWhere(t *testing.T) {
+	p := newProxy(t)
+	var seen wires
+	p.Watch(seen.add)
+	direct := dialDirect(t)
+	q := durableQueue(t, direct)
+	_, pub := dialViaProxy(t, p)
+	mustBeAcked(t, publishID(t, pub, q, "order-17-paid"), 5*time.Second)
+
+	conn, err := amqp.Dial(via(t, p.Addr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ch, _ := conn.Channel()
+	ds, err := ch.Consume(q, "", false, false, false, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := <-ds
+	cut := p.CutBefore(Match{Dir: ToBroker, Class: ClassBasic, Method: MethodBasicAck})
+	d.Ack(false)
+	select {
+	case <-cut:
+	case <-time.After(5 * time.Second):
+		t.Fatal("CutBefore never fired on the ack")
+	}
+	// The broker never saw the ack: the message is back, redelivered.
+	waitQueueDepth(t, direct, q, 1)
+	c2, err := amqp.Dial(via(t, p.Addr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	ch2, _ := c2.Channel()
+	ds2, _ := ch2.Consume(q, "", true, false, false, false, nil)
+	select {
+	case d2 := <-ds2:
+		if !d2.Redelivered || d2.MessageId != "order-17-paid" {
+			t.Fatalf("second delivery: redelivered=%t id=%q", d2.Redelivered, d2.MessageId)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no redelivery after the cut ack")
+	}
+	time.Sleep(100 * time.Millisecond)
+	var got []string
+	for _, w := range seen.ops() {
+		s := w.Op + " " + w.MessageID
+		if w.Redelivered {
+			s += " redelivered"
+		}
+		if w.Cut {
+			s += " cut"
+		}
+		if w.NoAck {
+			s += " no-ack"
+		}
+		got = append(got, s)
+	}
+	want := []string{"publish order-17-paid", "confirm ", "consume ", "deliver order-17-paid", "ack  cut", "consume  no-ack", "deliver order-17-paid redelivered"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("watched %q\nwant    %q", got, want)
+	}
+}
+
+func TestAPublishCutBeforeTheBrokerGetsItIsNotStoredAndTheWatcherNamesIt(t *testing.T) {
+	p := newProxy(t)
+	var seen wires
+	p.Watch(seen.add)
+	direct := dialDirect(t)
+	q := durableQueue(t, direct)
+	conn, ch := dialViaProxy(t, p)
+	p.CutBefore(Match{Dir: ToBroker, Class: ClassBasic, Method: MethodBasicPublish})
+	dc := publishID(t, ch, q, "order-4-paid")
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	if ok, err := dc.WaitContext(ctx); ok {
+		t.Fatalf("a publish cut before the broker was confirmed (ok=%t err=%v)", ok, err)
+	}
+	select {
+	case <-conn.NotifyClose(make(chan *amqp.Error, 1)):
+	case <-time.After(5 * time.Second):
+		t.Fatal("the connection stayed open after CutBefore")
+	}
+	waitQueueDepth(t, direct, q, 0)
+	var cut []string
+	for _, w := range seen.ops() {
+		if w.Cut {
+			cut = append(cut, w.Op+" "+w.MessageID)
+		}
+	}
+	if !slices.Equal(cut, []string{"publish order-4-paid"}) {
+		t.Fatalf("cut frames watched: %q", cut)
+	}
+}

@@ -1,0 +1,167 @@
+package challenge_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rmlab/lab/challenge"
+	"github.com/rmlab/lab/chaos"
+	"github.com/rmlab/lab/internal/labtest"
+	"github.com/rmlab/lab/progress"
+)
+
+func TestMain(m *testing.M) { labtest.Main(m) }
+
+// python is Debian's python3 with python3-pika and python3-pymysql (a
+// python3 earlier on PATH, pyenv's, may lack them).
+const python = "/usr/bin/python3"
+
+// seedsOf are the seeds a reference solution must pass: seed 1, and for
+// the Go solutions of once and relay (what the issue's "done when" names)
+// seeds 1..LAB_CHALLENGE_SEEDS (CI's second matrix runs 5).
+func seedsOf(challenge, solution string) []uint64 {
+	out := []uint64{1}
+	if solution != "go/"+challenge || challenge != "once" && challenge != "relay" {
+		return out
+	}
+	n, _ := strconv.Atoi(os.Getenv("LAB_CHALLENGE_SEEDS"))
+	for s := uint64(2); s <= uint64(n); s++ {
+		out = append(out, s)
+	}
+	return out
+}
+
+// runs bounds how many challenge runs go at once: each is a whole
+// pipeline, and two cores are shared with the other packages' tests.
+var runs = make(chan struct{}, 3)
+
+// program is the argv that runs a solution or a starter (go/once,
+// python/consumer, starter:go/relay); a Go one is built first, as `go
+// run` would on its first start.
+func program(t *testing.T, which string) []string {
+	t.Helper()
+	lang, name, _ := strings.Cut(which, "/")
+	dir := filepath.Join("solutions", lang, name)
+	if l, ok := strings.CutPrefix(lang, "starter:"); ok {
+		lang, dir = l, filepath.Join("starters", l, name)
+	}
+	if lang == "python" {
+		if _, err := exec.Command(python, "-c", "import pika, pymysql").CombinedOutput(); err != nil {
+			t.Fatalf("%s cannot import pika and pymysql: apt-get install python3-pika python3-pymysql", python)
+		}
+		abs, _ := filepath.Abs(filepath.Join(dir, "main.py"))
+		return []string{python, abs}
+	}
+	bin := filepath.Join(t.TempDir(), "program")
+	if out, err := exec.Command("go", "build", "-o", bin, "./"+dir).CombinedOutput(); err != nil {
+		t.Fatalf("go build ./%s: %v\n%s", dir, err, out)
+	}
+	return []string{bin}
+}
+
+type verdict struct {
+	code    int
+	summary chaos.Summary
+	out     string
+	prog    *progress.File
+}
+
+// run is `lab challenge run NAME --seed S -- argv` in a namespace of the
+// test's own, with a progress file of its own.
+func run(t *testing.T, name string, seed uint64, argv []string) verdict {
+	t.Helper()
+	runs <- struct{}{}
+	defer func() { <-runs }()
+	env := labtest.Connect(t)
+	env.Queue(chaos.QueueName)
+	dir := t.TempDir()
+	args := append([]string{"challenge", "run", name, "--namespace", env.NS, "--seed", strconv.FormatUint(seed, 10),
+		"--json", filepath.Join(dir, "verdict.json"), "--no-docker", "--"}, argv...)
+	cmd := exec.Command(labtest.Lab(t), args...)
+	cmd.Env = append(os.Environ(), progress.Env+"="+filepath.Join(dir, "progress.json"))
+	out, err := cmd.CombinedOutput()
+	v := verdict{code: cmd.ProcessState.ExitCode(), out: string(out)}
+	if err != nil && v.code != 1 {
+		t.Fatalf("lab %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "verdict.json"))
+	if err != nil {
+		t.Fatalf("no verdict: %v\n%s", err, out)
+	}
+	if err := json.Unmarshal(b, &v.summary); err != nil {
+		t.Fatal(err)
+	}
+	v.prog, _ = progress.Load(filepath.Join(dir, "progress.json"))
+	return v
+}
+
+func TestEveryReferenceSolutionPassesTheChallengesItClaimsUnderEachSeed(t *testing.T) {
+	all, err := challenge.All("en")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range all {
+		for _, sol := range c.Solutions {
+			for _, seed := range seedsOf(c.Name, sol) {
+				t.Run(fmt.Sprintf("%s/%s/seed%d", c.Name, sol, seed), func(t *testing.T) {
+					t.Parallel()
+					v := run(t, c.Name, seed, program(t, sol))
+					if v.code != 0 || !v.summary.OK() {
+						t.Fatalf("%s does not pass %s under seed %d (exit %d):\n%s", sol, c.Name, seed, v.code, v.out)
+					}
+					if v.summary.Committed != v.summary.Orders || v.summary.Once != v.summary.Committed {
+						t.Fatalf("a pass with %d of %d orders applied once", v.summary.Once, v.summary.Orders)
+					}
+					if p := v.prog.Challenges[c.Name]; p == nil || !p.Passed || p.Seeds[0] != seed {
+						t.Errorf("the pass was not kept in the progress: %+v", p)
+					}
+				})
+			}
+		}
+	}
+}
+
+// Each starter fails its challenge, and each rung's solution fails the
+// next rung, each with an explanation of an order that went wrong: the
+// ladder's checks can fail.
+func TestTheStartersAndTheRungBelowFailWithAnExplanationOfAnOrder(t *testing.T) {
+	for _, c := range []struct {
+		name, prog string
+		verdict    string // of the first explanation
+		because    string
+	}{
+		{"once", "starter:go/consumer", "applied twice", "your consumer applied"},
+		{"once", "starter:python/consumer", "applied twice", ""},
+		{"relay", "starter:go/relay", "", "your relay"},
+		{"relay", "starter:python/relay", "", "your relay"},
+		{"business-key", "go/once", "applied twice", "under a new message id"},
+		{"conflict", "go/business-key", "conflict not recorded", "consumed_conflict"},
+	} {
+		t.Run(c.name+"/"+c.prog, func(t *testing.T) {
+			t.Parallel()
+			v := run(t, c.name, 1, program(t, c.prog))
+			if v.code != 1 || v.summary.OK() {
+				t.Fatalf("%s passed %s (exit %d):\n%s", c.prog, c.name, v.code, v.out)
+			}
+			if len(v.summary.Why) == 0 {
+				t.Fatalf("a fail with no explanation:\n%s", v.out)
+			}
+			w := v.summary.Why[0]
+			if c.verdict != "" && w.Verdict != c.verdict || !strings.Contains(w.Because, c.because) || len(w.Story) < 2 {
+				t.Errorf("the first explanation: %s", w.Text())
+			}
+			if !strings.Contains(v.out, "why:") || !strings.Contains(v.out, fmt.Sprintf("order %d —", w.Order)) {
+				t.Errorf("the verdict does not print the explanation:\n%s", v.out)
+			}
+			if p := v.prog.Challenges[c.name]; p == nil || p.Passed || p.Runs != 1 {
+				t.Errorf("the fail was not kept in the progress as a run: %+v", p)
+			}
+		})
+	}
+}

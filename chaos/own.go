@@ -1,0 +1,348 @@
+package chaos
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	gomysql "github.com/go-sql-driver/mysql"
+
+	"github.com/rmlab/lab/amqpproxy"
+	"github.com/rmlab/lab/relay"
+	"github.com/rmlab/lab/services"
+	labsql "github.com/rmlab/lab/sql"
+)
+
+// ConsumerName is the consumer_name a consumer of the contract marks its
+// operations under (the article's).
+const ConsumerName = "points-award"
+
+// ownMember is one copy of a program of its own: its proxy, through which
+// the lab sees what it does and reaches it with faults, and what the proxy
+// has told so far.
+type ownMember struct {
+	name  string
+	proxy *amqpproxy.Proxy
+
+	mu     sync.Mutex
+	ids    map[wireKey]string // delivery tag (consumer) or publish seq (relay) → message id, per connection and channel
+	freeze chan struct{}      // armed by an after-ack kill: stop it at its next ack
+}
+
+type wireKey struct {
+	conn int
+	ch   uint16
+	tag  uint64
+}
+
+// addOwn starts copy name of the program, behind a proxy of its own.
+func (r *Run) addOwn(ctx context.Context, name string) error {
+	addr, err := services.AMQPAddr(r.broker)
+	if err != nil {
+		return err
+	}
+	p, err := amqpproxy.New("127.0.0.1:0", addr)
+	if err != nil {
+		return err
+	}
+	m := &ownMember{name: name, proxy: p, ids: map[wireKey]string{}}
+	r.own[name] = m
+	p.Watch(r.onWire(m))
+	env, err := r.ownEnv(m)
+	if err != nil {
+		return err
+	}
+	return r.sup.addOwn(name, r.O.Own, env)
+}
+
+// ownEnv is the contract's environment for one copy (challenge/CONTRACT.md).
+// The DSN names the database the role works on; the parts are there too
+// for clients that take them one by one.
+func (r *Run) ownEnv(m *ownMember) ([]string, error) {
+	db := services.IdempotencyDB
+	if r.O.Own.Role == "relay" {
+		db = services.OutboxDB
+	}
+	dc, err := gomysql.ParseDSN(r.cfg.MySQL)
+	if err != nil {
+		return nil, fmt.Errorf("the MySQL DSN: %w", err)
+	}
+	dc.DBName = r.names.Name(db)
+	host, port := dc.Addr, "3306"
+	if h, p, err := net.SplitHostPort(dc.Addr); err == nil {
+		host, port = h, p
+	}
+	through, err := relay.BrokerURL(r.broker, m.proxy.Addr())
+	if err != nil {
+		return nil, err
+	}
+	queue := r.names.Name(QueueName)
+	copies := r.O.Consumers
+	if r.O.Own.Role == "relay" {
+		copies = r.O.Relays
+	}
+	env := []string{
+		"LAB_MYSQL_DSN=" + dc.FormatDSN(),
+		"LAB_MYSQL_HOST=" + host, "LAB_MYSQL_PORT=" + port, "LAB_MYSQL_USER=" + dc.User,
+		"LAB_MYSQL_PASSWORD=" + dc.Passwd, "LAB_MYSQL_DATABASE=" + dc.DBName,
+		"LAB_AMQP_URL=" + through,
+		"LAB_QUEUE=" + queue, "LAB_EXCHANGE=", "LAB_ROUTING_KEY=" + queue,
+		"LAB_CONSUMER_NAME=" + ConsumerName,
+		"LAB_NAME=" + m.name, "LAB_COPIES=" + strconv.Itoa(copies),
+		"LAB_LEASE_SECONDS=" + strconv.Itoa(r.O.Lease),
+	}
+	return append(env, r.O.Own.Env...), nil
+}
+
+// onWire turns what a copy's proxy saw into history: each message id with
+// what was done to it, so an explanation can say "delivered to consumer-1,
+// applied, killed before its ack reached the broker, redelivered".
+func (r *Run) onWire(m *ownMember) func(amqpproxy.Wire) {
+	return func(w amqpproxy.Wire) {
+		detail := ""
+		if w.Cut {
+			detail = "cut"
+		}
+		key := wireKey{w.Conn, w.Channel, w.Tag}
+		switch w.Op {
+		case "consume":
+			d := "queue " + w.Queue
+			if w.NoAck {
+				d += ", no-ack (auto-ack)"
+			}
+			r.Hist.Event(m.name, "consume", d)
+		case "deliver":
+			m.mu.Lock()
+			m.ids[key] = w.MessageID
+			m.mu.Unlock()
+			if w.Redelivered {
+				detail = "redelivered"
+			}
+			r.Hist.Wire(m.name, "deliver", w.MessageID, detail)
+		case "publish":
+			if w.Tag > 0 {
+				m.mu.Lock()
+				m.ids[key] = w.MessageID
+				m.mu.Unlock()
+			} else if !w.Cut {
+				detail = "no confirm mode"
+			}
+			r.Hist.Wire(m.name, "publish", w.MessageID, detail)
+		case "ack", "nack", "reject", "confirm", "confirm-nack":
+			m.mu.Lock()
+			var ids []string
+			for k, id := range m.ids {
+				if k.conn == w.Conn && k.ch == w.Channel && (k.tag == w.Tag || w.Multiple && k.tag <= w.Tag) {
+					ids = append(ids, id)
+					delete(m.ids, k)
+				}
+			}
+			freeze := m.freeze
+			if w.Op == "ack" && !w.Cut {
+				m.freeze = nil
+			} else {
+				freeze = nil
+			}
+			m.mu.Unlock()
+			if freeze != nil {
+				if p := r.sup.get(m.name).current(); p != nil {
+					p.Freeze()
+				}
+				close(freeze)
+			}
+			for _, id := range ids {
+				r.Hist.Wire(m.name, w.Op, id, detail)
+			}
+		}
+	}
+}
+
+// pick is a copy of the role chosen by the seed for fault i.
+func (r *Run) pick(i int, role string) *ownMember {
+	n := r.O.Consumers
+	if role == "relay" {
+		n = r.O.Relays
+	}
+	rng := rand.New(rand.NewPCG(r.O.Seed, uint64(i)+1))
+	return r.own[name(role, 1+rng.IntN(n))]
+}
+
+// injectOwn applies a fault to a program of its own, through its proxy and
+// signals; ok is false for a fault it does not take (the lab's members').
+func (r *Run) injectOwn(ctx context.Context, i int, f Fault) (string, bool) {
+	role := r.O.Own.Role
+	switch {
+	case (f.Kind == KillConsumer && role == "consumer") || (f.Kind == KillRelay && role == "relay"):
+		return r.killOwn(ctx, f), true
+	case f.Kind == PauseRelay && role == "relay":
+		return r.freezeOwn(ctx, f), true
+	case f.Kind == DropConfirm && role == "relay":
+		m := r.pick(i, role)
+		m.proxy.DropNextConfirms(1)
+		return "the next publisher confirm to " + m.name + " is dropped", true
+	case f.Kind == CutAMQP && f.Target == role+"s":
+		m := r.pick(i, role)
+		match, what := amqpproxy.Match{Dir: amqpproxy.ToBroker, Class: amqpproxy.ClassBasic, Method: amqpproxy.MethodBasicAck}, "ack"
+		if role == "relay" {
+			match.Method, what = amqpproxy.MethodBasicPublish, "publish"
+		}
+		m.proxy.CutBefore(match)
+		return fmt.Sprintf("%s's connection is cut at its next %s, which the broker never gets", m.name, what), true
+	}
+	return "", false
+}
+
+func (r *Run) killOwn(ctx context.Context, f Fault) string {
+	mem := r.sup.get(f.Target)
+	m := r.own[f.Target]
+	if mem == nil || m == nil {
+		return "no such process"
+	}
+	p := mem.current()
+	if p == nil {
+		return "not running (being restarted)"
+	}
+	var fired <-chan struct{}
+	var what string
+	switch f.Point {
+	case "":
+		pid := p.PID()
+		p.Kill()
+		return fmt.Sprintf("SIGKILL pid %d", pid)
+	case "ack":
+		fired = m.proxy.CutBefore(amqpproxy.Match{Dir: amqpproxy.ToBroker, Class: amqpproxy.ClassBasic, Method: amqpproxy.MethodBasicAck})
+		what = "its ack was cut before the broker got it"
+	case "after-ack":
+		ch := make(chan struct{})
+		m.mu.Lock()
+		m.freeze = ch
+		m.mu.Unlock()
+		fired = ch
+		what = "its ack reached the broker and it was stopped at once"
+	case "publish":
+		fired = m.proxy.CutBefore(amqpproxy.Match{Dir: amqpproxy.ToBroker, Class: amqpproxy.ClassBasic, Method: amqpproxy.MethodBasicPublish})
+		what = "its publish was cut before the broker got it"
+	case "confirm":
+		fired = m.proxy.CutBefore(amqpproxy.Match{Dir: amqpproxy.ToClient, Class: amqpproxy.ClassBasic, Method: amqpproxy.MethodBasicAck})
+		what = "the broker's confirm was cut before it read it"
+	}
+	c, cancel := context.WithTimeout(ctx, armWait)
+	defer cancel()
+	select {
+	case <-fired:
+	case <-c.Done():
+		if f.Point == "after-ack" {
+			m.mu.Lock()
+			m.freeze = nil
+			m.mu.Unlock()
+		} else {
+			m.proxy.Reset() // disarm, so the cut does not hit a later frame
+		}
+		p.Kill()
+		return fmt.Sprintf("no %s within %s: SIGKILL pid %d where it was", f.Point, armWait, p.PID())
+	}
+	if f.Point == "after-ack" {
+		// The ack is on its way; let the proxy forward it before the kill.
+		time.Sleep(50 * time.Millisecond)
+	}
+	pid := p.PID()
+	p.Kill()
+	return fmt.Sprintf("SIGKILL pid %d: %s", pid, what)
+}
+
+// freezeOwn stops a relay (SIGSTOP) past its lease, then lets it go on: a
+// GC pause or a stalled VM, after which it acts on a claim that expired.
+func (r *Run) freezeOwn(ctx context.Context, f Fault) string {
+	mem := r.sup.get(f.Target)
+	if mem == nil {
+		return "no such process"
+	}
+	p := mem.current()
+	if p == nil {
+		return "not running (being restarted)"
+	}
+	if err := p.Freeze(); err != nil {
+		return "not running: " + err.Error()
+	}
+	hold := time.Duration(r.O.Lease)*time.Second + 1500*time.Millisecond
+	select {
+	case <-ctx.Done():
+	case <-time.After(hold):
+	}
+	if err := p.Thaw(); err != nil {
+		return fmt.Sprintf("frozen; not thawed: %v", err)
+	}
+	return fmt.Sprintf("frozen (SIGSTOP) for %s (lease %ds), then went on", hold, r.O.Lease)
+}
+
+// installAudit adds the lab's audit tables and triggers beside the
+// article's (sql/chaos), so the checker knows when each application and
+// each status change committed, whoever's program made it.
+func installAudit(ctx context.Context, server *sql.DB, names services.Names) error {
+	for _, a := range []struct{ db, file string }{
+		{services.IdempotencyDB, "chaos/audit_idempotency.sql"},
+		{services.IdempotencyDB, "idempotency/conflict.sql"},
+		{services.OutboxDB, "chaos/audit_outbox.sql"},
+	} {
+		text, err := labsql.File(a.file)
+		if err != nil {
+			return err
+		}
+		c, err := server.Conn(ctx)
+		if err != nil {
+			return err
+		}
+		db := names.Name(a.db)
+		_, err = c.ExecContext(ctx, "USE "+db)
+		for _, st := range labsql.Split(text) {
+			if err != nil {
+				break
+			}
+			if _, err = c.ExecContext(ctx, st); err != nil {
+				err = fmt.Errorf("add the lab's audit to %s: %s: %w", db, strings.SplitN(st, "\n", 2)[0], err)
+			}
+		}
+		c.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pollApplied reads the applications a consumer of its own committed (the
+// lab's audit) as they come, for the live timeline and the latency, until
+// ctx ends.
+func (r *Run) pollApplied(ctx context.Context) {
+	idem := r.names.Name(services.IdempotencyDB)
+	var last int64
+	t := time.NewTicker(500 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		c, cancel := context.WithTimeout(ctx, 2*time.Second)
+		rows, err := r.server.QueryContext(c, "SELECT seq, user_id, UNIX_TIMESTAMP(at)*1000000 FROM "+idem+".lab_applied WHERE seq > ? ORDER BY seq LIMIT 5000", last)
+		if err == nil {
+			for rows.Next() {
+				var seq, user int64
+				var us float64
+				if rows.Scan(&seq, &user, &us) == nil {
+					last = seq
+					r.Hist.Applied(user, time.UnixMicro(int64(us)))
+				}
+			}
+			rows.Close()
+		}
+		cancel()
+	}
+}

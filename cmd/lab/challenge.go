@@ -1,0 +1,364 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/rmlab/lab/challenge"
+	"github.com/rmlab/lab/chaos"
+	"github.com/rmlab/lab/progress"
+)
+
+const challengeUsage = `usage: lab challenge list
+       lab challenge contract
+       lab challenge init NAME --lang go|python DIR
+       lab challenge hint NAME
+       lab challenge run NAME [--seed S] [--copies N] [--duration D] [--schedule]
+                              [--json FILE] [--report FILE.html] [--history FILE] -- CMD ARGS…
+
+Challenges: you write the consumer or the relay, in any language, and the
+lab runs it in the pipeline under faults drawn from a seed (kills at the
+worst moments, cut acks and confirms, frozen relays, killed MySQL sessions),
+then checks every order — applied once, lost, applied twice, conflicts
+recorded, events left unsent — and explains the first ones that went wrong
+from what it saw.
+
+  list      the ladder, and which you have passed
+  contract  what the lab gives your program and what it checks
+  init      write a starter (runs, and is wrong) and a README into DIR;
+            here --lang is the program's language, --text en|zh the README's
+  hint      the next hint (one more each time)
+  run       run CMD ARGS… as the challenge's program; exit 0 only on a pass.
+            "go run DIR" of a folder with its own go.mod runs as go -C DIR run .
+
+The text is in --lang en|zh (except for init). run uses namespace challenge
+unless --namespace names another, recreating its databases and queue.
+`
+
+// cmdChallenge is `lab challenge ...`.
+func cmdChallenge(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(stdout, challengeUsage)
+		return 0
+	}
+	sub, args := args[0], args[1:]
+	switch sub {
+	case "list":
+		return challengeList(args, stdout, stderr)
+	case "contract":
+		return challengeContract(args, stdout, stderr)
+	case "init":
+		return challengeInit(args, stdout, stderr)
+	case "hint":
+		return challengeHint(args, stdout, stderr)
+	case "run":
+		return challengeRun(args, stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "lab challenge: no subcommand %q; use list, contract, init, hint or run\n", sub)
+	return 2
+}
+
+// challengeFlags parses a subcommand's flags wherever they stand among its
+// arguments (lab challenge init once --lang go DIR), and returns the rest.
+func challengeFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	var rest []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return rest, nil
+		}
+		rest = append(rest, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
+func challengeProgress(g globals) (string, *progress.File) {
+	cfg := g.cfg.FromEnv()
+	path, err := progress.Path(cfg.Namespace, "")
+	if err != nil {
+		return "", progress.New()
+	}
+	p, _ := progress.Load(path)
+	return path, p
+}
+
+func saveProgress(path string, p *progress.File) error {
+	if path == "" {
+		return nil
+	}
+	b, err := json.MarshalIndent(p, "", "  ")
+	if err != nil {
+		return err
+	}
+	return progress.Write(path, b)
+}
+
+func challengeList(args []string, stdout, stderr io.Writer) int {
+	var g globals
+	fs := flag.NewFlagSet("lab challenge list", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	g.flags(fs)
+	if rest, err := challengeFlags(fs, args); err != nil || len(rest) > 0 {
+		return usageErr(stderr, "lab challenge list", err, rest)
+	}
+	all, err := challenge.All(g.lang)
+	if err != nil {
+		printErr(stderr, err)
+		return 2
+	}
+	_, p := challengeProgress(g)
+	for _, c := range all {
+		mark := " "
+		if r := p.Challenges[c.Name]; r != nil && r.Passed {
+			mark = "✓"
+		}
+		fmt.Fprintf(stdout, "%s %d. %-14s %-8s %s\n", mark, c.Number, c.Name, c.Role, c.Title)
+	}
+	return 0
+}
+
+func challengeContract(args []string, stdout, stderr io.Writer) int {
+	var g globals
+	fs := flag.NewFlagSet("lab challenge contract", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	g.flags(fs)
+	if rest, err := challengeFlags(fs, args); err != nil || len(rest) > 0 {
+		return usageErr(stderr, "lab challenge contract", err, rest)
+	}
+	fmt.Fprint(stdout, challenge.Contract(g.lang))
+	return 0
+}
+
+func challengeInit(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("lab challenge init", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	language := fs.String("lang", "go", "the starter's language: go or python")
+	text := fs.String("text", "en", "the README's language: en or zh")
+	rest, err := challengeFlags(fs, args)
+	if err != nil || len(rest) != 2 {
+		if err == nil {
+			fmt.Fprintln(stderr, "lab challenge init: give a challenge and a folder: lab challenge init once --lang go ./once")
+		}
+		return 2
+	}
+	c, err := challenge.Named(*text, rest[0])
+	if err != nil {
+		printErr(stderr, err)
+		return 2
+	}
+	files, err := challenge.Init(c, *language, rest[1], c.Text)
+	if err != nil {
+		fmt.Fprintf(stderr, "lab challenge init: %v\n", err)
+		return 2
+	}
+	for _, f := range files {
+		fmt.Fprintf(stdout, "wrote %s\n", f)
+	}
+	run := "go run " + rest[1]
+	if *language == "python" {
+		run = "python3 " + files[0]
+	}
+	fmt.Fprintf(stdout, "\nrun it:  lab challenge run %s --seed 1 -- %s\n", c.Name, run)
+	return 0
+}
+
+func challengeHint(args []string, stdout, stderr io.Writer) int {
+	var g globals
+	fs := flag.NewFlagSet("lab challenge hint", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	g.flags(fs)
+	rest, err := challengeFlags(fs, args)
+	if err != nil || len(rest) != 1 {
+		return usageErr(stderr, "lab challenge hint NAME", err, rest)
+	}
+	c, err := challenge.Named(g.lang, rest[0])
+	if err != nil {
+		printErr(stderr, err)
+		return 2
+	}
+	path, p := challengeProgress(g)
+	r := p.Challenge(c.Name)
+	n := min(r.Hints+1, len(c.Hints))
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(stdout, "hint %d of %d: %s\n\n", i+1, len(c.Hints), c.Hints[i])
+	}
+	if n == len(c.Hints) && r.Hints >= n {
+		fmt.Fprintf(stdout, "that is every hint; the reference solutions are in the lab's source: %s\n", strings.Join(c.Solutions, ", "))
+	}
+	r.Hints, r.Updated = n, time.Now()
+	if err := saveProgress(path, p); err != nil {
+		fmt.Fprintf(stderr, "lab challenge hint: could not keep how many hints you have seen in %s: %v\n", path, err)
+	}
+	return 0
+}
+
+func challengeRun(args []string, stdout, stderr io.Writer) int {
+	var g globals
+	fs := flag.NewFlagSet("lab challenge run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, challengeUsage) }
+	g.flags(fs)
+	var o challenge.Options
+	fs.Uint64Var(&o.Seed, "seed", 1, "the seed of the fault schedule")
+	fs.IntVar(&o.Copies, "copies", 0, "copies of your program (default: the challenge's)")
+	fs.DurationVar(&o.Duration, "duration", 0, "how long the schedule runs (default: the challenge's)")
+	jsonFile := fs.String("json", "", "write the verdict as JSON to FILE (- for stdout)")
+	historyFile := fs.String("history", "", "write everything the lab saw as JSON lines to FILE")
+	reportFile := fs.String("report", "", "write the timeline and counts as a self-contained HTML page to FILE")
+	only := fs.Bool("schedule", false, "print the fault schedule and exit")
+	argv := args
+	var command []string
+	if i := slices.Index(args, "--"); i >= 0 {
+		argv, command = args[:i], args[i+1:]
+	}
+	rest, err := challengeFlags(fs, argv)
+	if err != nil || len(rest) != 1 {
+		return usageErr(stderr, "lab challenge run NAME [flags] -- CMD ARGS…", err, rest)
+	}
+	c, err := challenge.Named(g.lang, rest[0])
+	if err != nil {
+		printErr(stderr, err)
+		return 2
+	}
+	if len(command) == 0 && !*only {
+		fmt.Fprintf(stderr, "lab challenge run %s: give your program after --, e.g.\n  lab challenge run %s -- go run ./mine\n  lab challenge run %s -- python3 mine.py\n", c.Name, c.Name, c.Name)
+		return 2
+	}
+	if len(command) == 0 {
+		command = []string{"true"} // --schedule only: nothing is started
+	}
+	cfg := g.cfg.FromEnv()
+	if err := cfg.Validate(); err != nil {
+		printErr(stderr, err)
+		return 2
+	}
+	o.Namespace = cfg.Namespace
+	if o.Namespace == "" {
+		o.Namespace = "challenge"
+	}
+	o.Binary = binary()
+	o.Command = challenge.Command(command)
+	o.Dir, _ = os.Getwd()
+	if *historyFile != "" {
+		f, err := os.Create(*historyFile)
+		if err != nil {
+			fmt.Fprintf(stderr, "lab challenge run: --history: %v\n", err)
+			return 2
+		}
+		defer f.Close()
+		o.History = f
+	}
+	r, err := challenge.New(cfg, c, o)
+	if err != nil {
+		fmt.Fprintf(stderr, "lab challenge run: %v\n", err)
+		return 2
+	}
+	fmt.Fprintf(stdout, "challenge %d. %s (%s): your program as the %s, %d copies: %s\n", c.Number, c.Title, c.Name, c.Role,
+		max(r.O.Consumers*boolInt(c.Role == "consumer"), r.O.Relays*boolInt(c.Role == "relay")), strings.Join(o.Command, " "))
+	printSchedule(stdout, r)
+	if *only {
+		return 0
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := challenge.Warm(ctx, o.Command); err != nil {
+		fmt.Fprintf(stderr, "lab challenge run: %v\n", err)
+		return 2
+	}
+	s, err := r.Execute(ctx)
+	if err != nil {
+		printErr(stderr, err)
+		return 2
+	}
+	printSummary(stdout, s)
+	printWhy(stdout, s, r)
+	path, p := challengeProgress(g)
+	pr := p.Challenge(c.Name)
+	pr.Runs++
+	pr.Updated = time.Now()
+	pr.Last = fmt.Sprintf("seed %d: applied once %d of %d, lost %d, twice %d", s.Seed, s.Once, s.Committed, s.Lost, s.Twice)
+	if s.OK() {
+		pr.Passed = true
+		if !slices.Contains(pr.Seeds, s.Seed) {
+			pr.Seeds = append(pr.Seeds, s.Seed)
+		}
+		fmt.Fprintf(stdout, "\npassed %s under seed %d. Try another seed: --seed %d\n", c.Name, s.Seed, s.Seed+1)
+	}
+	if err := saveProgress(path, p); err != nil {
+		fmt.Fprintf(stderr, "lab challenge run: could not keep the result in %s: %v\n", path, err)
+	}
+	if *jsonFile != "" {
+		b, _ := json.MarshalIndent(s, "", "  ")
+		if *jsonFile == "-" {
+			stdout.Write(append(b, '\n'))
+		} else if err := os.WriteFile(*jsonFile, append(b, '\n'), 0o644); err != nil {
+			fmt.Fprintf(stderr, "lab challenge run: --json: %v\n", err)
+			return 2
+		}
+	}
+	if *reportFile != "" {
+		f, err := os.Create(*reportFile)
+		if err == nil {
+			err = chaos.Report(f, s)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "lab challenge run: --report: %v\n", err)
+			return 2
+		}
+	}
+	if !s.OK() {
+		return 1
+	}
+	return 0
+}
+
+// printWhy explains the orders that went wrong, and shows the last lines
+// of a copy of the program that kept dying.
+func printWhy(w io.Writer, s *chaos.Summary, r *chaos.Run) {
+	if len(s.Why) > 0 {
+		fmt.Fprintf(w, "\nwhy:\n")
+		for _, y := range s.Why {
+			fmt.Fprint(w, "  "+y.Text())
+		}
+	}
+	if s.OK() {
+		return
+	}
+	for _, st := range r.Workers.Statuses() {
+		if !strings.HasPrefix(st.Name, r.O.Own.Role+"-") || len(st.Log) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s (started %d times) last wrote:\n", st.Name, s.Restarts[st.Name]+1)
+		for _, l := range st.Log[max(0, len(st.Log)-8):] {
+			fmt.Fprintf(w, "    %s\n", l)
+		}
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func usageErr(stderr io.Writer, usage string, err error, rest []string) int {
+	if err == nil {
+		fmt.Fprintf(stderr, "usage: %s (unexpected %q)\n", usage, strings.Join(rest, " "))
+	}
+	return 2
+}
