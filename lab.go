@@ -19,6 +19,7 @@ const (
 	PartIdempotency Part = "idempotency" // article section 2
 	PartBroker      Part = "broker"      // article section 1
 	PartOutbox      Part = "outbox"      // article sections 3 and 4
+	PartChallenges  Part = "challenges"  // the learner writes the consumer or the relay
 )
 
 // Capability is something a server may or may not offer. A lesson lists what
@@ -270,6 +271,7 @@ type Challenge struct {
 	Every            time.Duration
 	Copies           int
 	Resend, Conflict int
-	Starter          string   // the starter the learner begins from: consumer or relay
+	SMS              bool     // the effect is an SMS through the lab's provider (LAB_SMS_URL), not points
+	Starter          string   // the starter the learner begins from: consumer, relay or sms
 	Solutions        []string // reference solutions that pass it: go/once, python/consumer, …
 }

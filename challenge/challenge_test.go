@@ -15,8 +15,8 @@ func TestEveryChallengeIsWrittenInEveryLanguageWithTheSameRunAndAsManyHints(t *t
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(en) < 4 {
-		t.Fatalf("%d challenges; the ladder has at least once, business-key, conflict and relay", len(en))
+	if len(en) < 5 {
+		t.Fatalf("%d challenges; the ladder has at least once, business-key, conflict, relay and sms", len(en))
 	}
 	zh, err := challenge.All("zh")
 	if err != nil {
@@ -58,6 +58,7 @@ func TestAPageThatCannotRunIsRefusedNamingTheFileAndWhat(t *testing.T) {
 		{strings.Replace(good, "```challenge\n", "```lesson\n", 1), "no ```challenge block"},
 		{strings.Replace(good, "role: consumer", "role: producer", 1), `role: "producer"`},
 		{strings.Replace(good, "starter: consumer", "starter: java", 1), `starter: "java"`},
+		{strings.Replace(good, "role: consumer", "role: relay\nsms: true", 1), "sms: true is the consumer's effect"},
 		{strings.Replace(good, "number: 1\n", "", 1), "needs name: and number:"},
 		{strings.Replace(good, "name: x\n", "name: x\nfaults: kill-everything\n", 1), "kill-everything"},
 		{strings.Replace(good, "name: x\n", "name: x\nduration: soon\n", 1), "duration"},
@@ -106,6 +107,10 @@ func TestInitWritesARunnableStarterAndNeverOverwritesAnything(t *testing.T) {
 	}
 	if _, err := challenge.Init(c, "cobol", t.TempDir(), c.Text); err == nil {
 		t.Error("a starter in cobol")
+	}
+	sms, _ := challenge.Named("en", "sms")
+	if _, err := challenge.Init(sms, "python", t.TempDir(), sms.Text); err == nil || !strings.Contains(err.Error(), "--lang go") {
+		t.Errorf("a python starter sms.Init says %v, want that go has one", err)
 	}
 	py := t.TempDir()
 	files, err = challenge.Init(c, "python", py, c.Text)

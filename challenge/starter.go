@@ -44,7 +44,7 @@ func Init(c *lab.Challenge, language, dir, text string) ([]string, error) {
 	for name, from := range src {
 		b, err := starters.ReadFile(from)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%s has no %s starter yet; --lang go has one", c.Name, language)
 		}
 		files[name] = b
 	}
@@ -77,6 +77,8 @@ func Init(c *lab.Challenge, language, dir, text string) ([]string, error) {
 func readme(c *lab.Challenge, language, dir, text string) string {
 	run := "go run " + dir
 	if language == "python" {
+		// A python3 with pika and PyMySQL: Debian's, after apt install
+		// python3-pika python3-pymysql, or one with pip install pika PyMySQL.
 		run = "python3 " + filepath.Join(dir, "main.py")
 	}
 	var b strings.Builder
@@ -86,6 +88,10 @@ func readme(c *lab.Challenge, language, dir, text string) string {
 		"CHANGE, and run again. Pass under several seeds (`--seed 2`, `--seed 3`, …).\n" +
 		"`lab challenge hint " + c.Name + "` gives one hint at a time; `lab challenge contract` prints\n" +
 		"what the lab gives your program and what it checks.\n")
+	if language == "python" {
+		b.WriteString("\nThe starter needs pika and PyMySQL: `apt install python3-pika python3-pymysql` (then run it\n" +
+			"with that python3, /usr/bin/python3, where another one comes first on your PATH) or\n`pip install pika PyMySQL`.\n")
+	}
 	return b.String()
 }
 

@@ -34,6 +34,10 @@ const (
 // FaultKinds are every kind, in the order --faults lists them.
 var FaultKinds = []FaultKind{KillRelay, KillConsumer, KillProducer, DropConfirm, CutAMQP, PauseRelay, RestartBroker, CutMySQL}
 
+// AllKinds are FaultKinds and the kinds only a run with an SMS provider
+// takes, for what lists a run's faults.
+func AllKinds() []FaultKind { return append(slices.Clone(FaultKinds), SMSTimeout, SMSError) }
+
 // ParseFaults reads --faults: "all", or kinds separated by commas.
 func ParseFaults(s string) ([]FaultKind, error) {
 	if s == "" || s == "all" {
@@ -42,7 +46,7 @@ func ParseFaults(s string) ([]FaultKind, error) {
 	var out []FaultKind
 	for _, f := range strings.Split(s, ",") {
 		k := FaultKind(strings.TrimSpace(f))
-		if !slices.Contains(FaultKinds, k) {
+		if !slices.Contains(FaultKinds, k) && k != SMSTimeout && k != SMSError {
 			return nil, fmt.Errorf("--faults: %q is not a fault kind; use all, or some of %s", f, kindList())
 		}
 		if !slices.Contains(out, k) {
@@ -142,6 +146,10 @@ type Options struct {
 	// Conflict sends every Nth order's event again under a new id with
 	// another amount (ConflictAmount), which must be recorded, not applied.
 	Resend, Conflict int
+	// SMS runs an SMS provider of the run's own (LAB_SMS_URL) and makes the
+	// effect an SMS per order: the checker counts the SMS each order's user
+	// was sent, not points.
+	SMS bool
 }
 
 // ConflictAmount is the amount of a conflicting repeat; every order's own
@@ -203,6 +211,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("own program: role %q; it takes the place of the consumer or the relay", o.Own.Role)
 	case o.Own != nil && len(o.Own.Command) == 0:
 		return fmt.Errorf("own program: no command to run")
+	case !o.SMS && (slices.Contains(o.Faults, SMSTimeout) || slices.Contains(o.Faults, SMSError)):
+		return fmt.Errorf("--faults: sms-timeout and sms-error need an SMS provider, which only the challenges run")
 	case o.Resend < 0 || o.Conflict < 0:
 		return fmt.Errorf("resend and conflict are every Nth order: N ≥ 1, or 0 for none")
 	case float64(o.Orders)/o.Duration.Seconds() > 2000:

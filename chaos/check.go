@@ -14,6 +14,7 @@ import (
 type Summary struct {
 	Seed     uint64 `json:"seed"`
 	Pipeline string `json:"pipeline"`
+	OwnRole  string `json:"own_role,omitempty"` // consumer or relay: a program of its own took that place
 	Broker   string `json:"broker"`
 
 	Orders    int `json:"orders"`    // asked for
@@ -69,6 +70,9 @@ func (r *Run) check(ctx context.Context) (*Summary, error) {
 	s := &Summary{Seed: o.Seed, Pipeline: o.Pipeline.Name, Orders: o.Orders, Faults: r.faultsBy,
 		Schedule: r.Plan, Notes: r.Notes, Absorbed: r.Hist.Count("duplicate"), Published: r.Hist.Count("published"),
 		Broker: r.version, Violations: []string{}}
+	if o.Own != nil {
+		s.OwnRole = o.Own.Role
+	}
 	if s.Broker == "" {
 		s.Broker = r.cfg.From("amqp")
 	}
@@ -108,6 +112,10 @@ func (r *Run) check(ctx context.Context) (*Summary, error) {
 		points[id] = p
 	}
 	rows.Close()
+	if r.sms != nil {
+		// The effect is the SMS: each order's user is sent one.
+		points = r.sms.sent(o.Orders)
+	}
 	conflicted := func(id int64) bool { return o.Conflict > 0 && id%int64(o.Conflict) == 0 }
 	for id := int64(1); id <= int64(o.Orders); id++ {
 		_, ok := committed[id]
@@ -197,7 +205,7 @@ func (r *Run) checkConflicts(ctx context.Context, s *Summary, committed map[int6
 
 // missed reports whether a fault's result says it hit nothing.
 func missed(result string) bool {
-	for _, p := range []string{"not running", "already finished", "no such process", "the broker is still coming back", "no session open", "it died before"} {
+	for _, p := range []string{"not running", "already finished", "no such process", "the broker is still coming back", "no session open", "it died before", "already frozen"} {
 		if strings.HasPrefix(result, p) {
 			return true
 		}

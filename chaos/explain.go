@@ -46,12 +46,13 @@ type storyOf struct {
 	applied   int      // committed applications (audit)
 	status    string   // the outbox status now (relay)
 	noAck     map[string]bool
-	acked     bool // an ack reached the broker before the first application
-	redelivd  bool // a redelivery came after an application
-	repub     int  // publishes of its event by the lab's relays
-	resent    bool // SENT, then set SENDING again
-	delivered int  // deliveries to a consumer of its own
-	cutPub    bool // a publish was cut before the broker got it
+	acked     bool            // an ack reached the broker before the first application
+	redelivd  bool            // a redelivery came after an application
+	repub     int             // publishes of its event by the lab's relays
+	resent    bool            // SENT, then set SENDING again
+	delivered int             // deliveries to a consumer of its own
+	smsKeys   map[string]bool // the Idempotency-Keys its SMS were sent under ("" for none)
+	cutPub    bool            // a publish was cut before the broker got it
 	sentAt    int64
 	cutAt     int64
 }
@@ -96,7 +97,7 @@ func (st *storyOf) render() []string {
 }
 
 func (r *Run) story(ctx context.Context, n int64) *storyOf {
-	st := &storyOf{procs: map[string]bool{}, noAck: map[string]bool{}, sentAt: -1, cutAt: -1}
+	st := &storyOf{procs: map[string]bool{}, noAck: map[string]bool{}, sentAt: -1, cutAt: -1, smsKeys: map[string]bool{}}
 	first, last := int64(-1), int64(0)
 	firstApplied := int64(-1)
 	audit := r.auditOf(ctx, n)
@@ -111,7 +112,7 @@ func (r *Run) story(ctx context.Context, n int64) *storyOf {
 		}
 		last = max(last, e.T)
 		id := e.ID
-		if !slices.Contains(st.ids, id) && e.Op != "committed" && e.Op != "applied" && e.Op != "duplicate" {
+		if !slices.Contains(st.ids, id) && e.Op != "committed" && e.Op != "applied" && e.Op != "duplicate" && e.Op != "sms" && e.Op != "sms-fault" {
 			st.ids = append(st.ids, id)
 		}
 		cut := e.Detail == "cut"
@@ -166,6 +167,14 @@ func (r *Run) story(ctx context.Context, n int64) *storyOf {
 			}
 		case "nack", "reject":
 			st.add(e.T, "%s %sed %s", e.Proc, e.Op, id)
+		case "sms-fault":
+			st.add(e.T, "the SMS provider %s", e.Detail)
+		case "sms":
+			st.add(e.T, "the SMS provider: %s", e.Detail)
+			if strings.HasPrefix(e.Detail, "sent") {
+				_, key, _ := strings.Cut(e.Detail, ", key ")
+				st.smsKeys[key] = true
+			}
 		}
 	}
 	for _, a := range audit {
@@ -231,6 +240,19 @@ func (r *Run) because(verdict string, st *storyOf) string {
 		return false
 	}
 	switch {
+	case verdict == "applied twice" && r.O.SMS && st.smsKeys[""]:
+		return "an SMS went out without an Idempotency-Key, and another attempt (a redelivery, or a retry after a lost answer) sent one again: send every attempt for an order under one key, its business key, and the provider sends once"
+	case verdict == "applied twice" && r.O.SMS:
+		keys := make([]string, 0, len(st.smsKeys))
+		for k := range st.smsKeys {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		return fmt.Sprintf("its SMS went out under %d keys (%s): the key must be the same for every attempt of one order — its business key, not the message id or a fresh one", len(keys), strings.Join(keys, ", "))
+	case verdict == "lost" && r.O.SMS && st.acked:
+		return "your consumer acked it before the provider had sent its SMS, and died or gave up in between: ack only once the provider answered"
+	case verdict == "lost" && r.O.SMS:
+		return "no SMS went out for it: a send that failed (a timeout, a 503) must be tried again, under the same key — the provider may have sent it already"
 	case verdict == "applied twice" && role == "consumer" && hasSuffix("-conflict"):
 		return "a repeat of its business key with another amount was applied too: compare a repeat with the operation you stored, record a conflict in consumed_conflict and apply nothing"
 	case verdict == "applied twice" && role == "consumer" && hasSuffix("-resent"):

@@ -33,6 +33,7 @@ type ownMember struct {
 	mu     sync.Mutex
 	ids    map[wireKey]string // delivery tag (consumer) or publish seq (relay) → message id, per connection and channel
 	freeze chan struct{}      // armed by an after-ack kill: stop it at its next ack
+	frozen bool               // a pause holds it stopped now
 }
 
 type wireKey struct {
@@ -96,6 +97,9 @@ func (r *Run) ownEnv(m *ownMember) ([]string, error) {
 		"LAB_CONSUMER_NAME=" + ConsumerName,
 		"LAB_NAME=" + m.name, "LAB_COPIES=" + strconv.Itoa(copies),
 		"LAB_LEASE_SECONDS=" + strconv.Itoa(r.O.Lease),
+	}
+	if r.sms != nil {
+		env = append(env, "LAB_SMS_URL="+r.sms.URL())
 	}
 	return append(env, r.O.Own.Env...), nil
 }
@@ -267,6 +271,15 @@ func (r *Run) freezeOwn(ctx context.Context, f Fault) string {
 	if p == nil {
 		return "not running (being restarted)"
 	}
+	m := r.own[f.Target]
+	m.mu.Lock()
+	already := m.frozen
+	m.frozen = true
+	m.mu.Unlock()
+	if already {
+		return "already frozen by an earlier pause: nothing done"
+	}
+	defer func() { m.mu.Lock(); m.frozen = false; m.mu.Unlock() }()
 	if err := p.Freeze(); err != nil {
 		return "not running: " + err.Error()
 	}

@@ -11,7 +11,7 @@ import (
 // page (inline SVG and CSS, nothing fetched), for a CI artifact or a
 // workshop debrief.
 func Report(w io.Writer, s *Summary) error {
-	return reportPage.Execute(w, reportData{S: s, Chart: template.HTML(chartSVG(s.Timeline)), Kinds: FaultKinds})
+	return reportPage.Execute(w, reportData{S: s, Chart: template.HTML(chartSVG(s.Timeline)), Kinds: AllKinds()})
 }
 
 type reportData struct {
@@ -55,6 +55,9 @@ td.n{text-align:right;font-variant-numeric:tabular-nums}
 <tr{{if .S.Dead}} class="bad"{{end}}><th>outbox events DEAD</th><td class="n">{{.S.Dead}}</td></tr>
 <tr><th>commit → applied p50 / p99 / max</th><td class="n">{{printf "%.1f" .S.LatencyP50}} / {{printf "%.1f" .S.LatencyP99}} / {{printf "%.1f" .S.LatencyMax}} ms</td></tr>
 </table>
+{{if .S.Why}}<h2>Why</h2>
+{{range .S.Why}}<h3>order {{.Order}}: {{.Verdict}}</h3><p>{{.Because}}</p><pre>{{range .Story}}{{.}}
+{{end}}</pre>{{end}}{{end}}
 <h2>Timeline</h2>
 <div class="legend"><span><i class="sw" style="background:#0969da"></i>committed/s</span><span><i class="sw" style="background:#8250df"></i>published/s</span><span><i class="sw" style="background:#1a7f37"></i>applied/s</span><span><i class="sw" style="background:#bf8700"></i>absorbed/s</span><span><i class="sw" style="background:#cf222e"></i>fault</span></div>
 {{.Chart}}

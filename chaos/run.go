@@ -37,7 +37,8 @@ type Run struct {
 	faultsBy map[FaultKind]int
 	brokerMu sync.Mutex // one broker restart at a time
 	own      map[string]*ownMember
-	stalled  bool // the drain stopped because nothing moved
+	sms      *smsProvider // Options.SMS
+	stalled  bool         // the drain stopped because nothing moved
 }
 
 // New prepares a run: the options checked, and the restart-broker faults
@@ -118,7 +119,7 @@ func (r *Run) Execute(ctx context.Context) (*Summary, error) {
 		// Judged as it was, a pipeline still moving proves nothing either way.
 		v := fmt.Sprintf("drain: the pipeline had not drained %s after the schedule (--quiet); what was counted may still change", r.O.Quiet)
 		if r.stalled {
-			v = "drain: nothing moved for 10s after the schedule, with events unsent or messages in the queue"
+			v = "drain: nothing moved for 6s after the schedule, with events unsent or messages in the queue"
 		}
 		s.Violations = append(s.Violations, v)
 	}
@@ -167,6 +168,11 @@ func (r *Run) setup(ctx context.Context) error {
 	}
 	server.SetMaxOpenConns(4)
 	r.server = server
+	if r.O.SMS {
+		if r.sms, err = startSMS(r.Hist); err != nil {
+			return err
+		}
+	}
 	addr, err := services.AMQPAddr(r.broker)
 	if err != nil {
 		return err
@@ -279,6 +285,11 @@ func (r *Run) inject(ctx context.Context, i int, f Fault) string {
 		return r.restartBroker(ctx)
 	case CutMySQL:
 		return r.cutMySQL(ctx, i, f)
+	case SMSTimeout, SMSError:
+		if r.sms == nil {
+			return "no SMS provider in this run: nothing done"
+		}
+		return r.sms.inject(f.Kind)
 	}
 	return "unknown fault"
 }
@@ -415,7 +426,7 @@ func (r *Run) drain(ctx context.Context) bool {
 	// A program of its own may be stuck for good (an event SENDING for
 	// ever): when nothing has moved for stuckAfter, waiting longer tells
 	// nothing more.
-	const stuckAfter = 10 * time.Second
+	const stuckAfter = 6 * time.Second
 	type state struct{ pending, depth int }
 	var seen state
 	var since time.Time
@@ -463,6 +474,7 @@ func (r *Run) close() {
 	for _, m := range r.own {
 		m.proxy.Close()
 	}
+	r.sms.close()
 	if r.nodes != nil {
 		r.nodes.Close()
 	}

@@ -89,6 +89,8 @@ func Schedule(o Options) []Fault {
 			f.Target = "broker"
 		case CutMySQL:
 			f.Target = []string{"outbox", "idempotency"}[rng.IntN(2)]
+		case SMSTimeout, SMSError:
+			f.Target = "provider"
 		}
 		out = append(out, f)
 		at += o.Every/2 + time.Duration(rng.Int64N(int64(o.Every)))

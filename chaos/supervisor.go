@@ -51,6 +51,9 @@ func (s *supervisor) start(m *member) error {
 		OnNote: func(kind, id string) { s.hist.Note(m.name, kind, id) }}
 	if m.own != nil {
 		spec.Command, spec.Dir, spec.Env, spec.Args = m.own.Command, m.own.Dir, m.env, nil
+		// Every line it writes goes into the history (--history): the
+		// learner's own log, beside what the lab saw.
+		spec.OnLine = func(line string) { s.hist.Event(m.name, "output", line) }
 	}
 	p, err := worker.Start(spec)
 	if err != nil {
@@ -103,7 +106,11 @@ func (s *supervisor) watch(m *member) {
 		if len(st.Log) > 0 {
 			last = st.Log[len(st.Log)-1]
 		}
-		s.hist.Event(m.name, "exit", fmt.Sprintf("%s, code %d, at %q: %s", st.State, st.ExitCode, st.Point, last))
+		at := fmt.Sprintf(" at %q", st.Point)
+		if m.own != nil {
+			at = "" // a program of its own has no points
+		}
+		s.hist.Event(m.name, "exit", fmt.Sprintf("%s, code %d%s: %s", st.State, st.ExitCode, at, last))
 
 		if m.once && st.State == worker.Exited && st.ExitCode == 0 {
 			m.mu.Lock()

@@ -52,8 +52,10 @@ type Challenge struct {
 	Passed  bool      `json:"passed"`
 	Seeds   []uint64  `json:"seeds_passed,omitempty"` // the seeds it passed under
 	Runs    int       `json:"runs"`
-	Hints   int       `json:"hints"`          // hints shown so far
-	Last    string    `json:"last,omitempty"` // the last verdict, one line
+	Hints   int       `json:"hints"`             // hints shown so far
+	Last    string    `json:"last,omitempty"`    // the last verdict, one line
+	Command []string  `json:"command,omitempty"` // the screen's: what runs the learner's program
+	Dir     string    `json:"dir,omitempty"`     // and in which folder
 	Updated time.Time `json:"updated"`
 }
 

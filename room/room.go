@@ -14,6 +14,7 @@ import (
 	"os"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -178,6 +179,33 @@ type Participant struct {
 	// step passed.
 	FailStep string `json:"fail_step,omitempty"`
 	FailWhy  string `json:"fail_why,omitempty"`
+	// Challenges are the participant's challenge verdicts, by name (lab
+	// challenge run --room, or the screen's challenge step).
+	Challenges map[string]*progress.Challenge `json:"challenges,omitempty"`
+}
+
+// ChallengeLine is the participant's challenges in one line: "once ✓ (seeds
+// 1,2), relay ✗", "" when none was run.
+func (p Participant) ChallengeLine() string {
+	names := make([]string, 0, len(p.Challenges))
+	for n := range p.Challenges {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var out []string
+	for _, n := range names {
+		c := p.Challenges[n]
+		if c.Passed {
+			seeds := make([]string, len(c.Seeds))
+			for i, s := range c.Seeds {
+				seeds[i] = strconv.FormatUint(s, 10)
+			}
+			out = append(out, fmt.Sprintf("%s ✓ (seed %s)", n, strings.Join(seeds, ",")))
+		} else if c.Runs > 0 {
+			out = append(out, fmt.Sprintf("%s ✗ (%d runs)", n, c.Runs))
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // MarshalJSON adds the state the screen shows (online, failing, stuck,
@@ -220,6 +248,7 @@ func (r *Room) Participants(ctx context.Context) ([]Participant, error) {
 				p.Done = l.Done
 			}
 			p.FailStep, p.FailWhy = f.Activity.FailStep, f.Activity.FailWhy
+			p.Challenges = f.Challenges
 		}
 		p.Stuck = p.Online && !p.Done && p.OnStep >= StuckAfter
 		out = append(out, p)

@@ -122,12 +122,7 @@ func (chaosKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	if err != nil {
 		return fail("%v", err)
 	}
-	r.mu.Lock()
-	if r.st.chaos == nil {
-		r.st.chaos = &ChaosLive{}
-	}
-	live := r.st.chaos
-	r.mu.Unlock()
+	live := r.chaosLive()
 	live.mu.Lock()
 	live.current = run
 	live.mu.Unlock()

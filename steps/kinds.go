@@ -32,6 +32,7 @@ var kinds = map[string]Kind{
 	"broker-restart": restartKind{},
 	"nodes":          nodesKind{},
 	"chaos":          chaosKind{},
+	"challenge":      challengeKind{},
 	// the learner's turn and the checks
 	"choice":  choiceKind{},
 	"predict": predictKind{},

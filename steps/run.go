@@ -50,6 +50,20 @@ type Env struct {
 	// Nodes keeps lab-owned nodes between runs in this namespace (the
 	// options of one lesson's choice); nil stops them with each run.
 	Nodes *NodeShelf
+	// Programs gives a challenge step the learner's program and keeps its
+	// verdicts (the screen: what they set with p). Nil where the screen
+	// must run no program of theirs — a workshop over SSH — and the step
+	// says how to run the challenge on their own machine instead.
+	Programs ProgramStore
+}
+
+// ProgramStore is where the learner's challenge programs are kept.
+type ProgramStore interface {
+	// Program is the command set for a challenge (nil: none yet), the
+	// folder it runs in, and the seed of its next run.
+	Program(challenge string) (argv []string, dir string, seed uint64)
+	// Ran keeps a run's verdict.
+	Ran(challenge string, seed uint64, passed bool, summary string)
 }
 
 // Outcome is what the last step produced, for expect steps to check.

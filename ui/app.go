@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"charm.land/bubbles/v2/key"
@@ -12,6 +13,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/challenge"
 	"github.com/rmlab/lab/labs"
 	"github.com/rmlab/lab/progress"
 	"github.com/rmlab/lab/steps"
@@ -43,6 +45,10 @@ type App struct {
 	lessons map[string][]*lab.Lesson
 	loadErr map[string]error
 	saver   *progressSaver
+	// programs are the learner's challenge programs (nil where the screen
+	// runs none: a workshop); prompt is where p sets one.
+	programs *programs
+	prompt   *programPrompt
 
 	list   *listPane
 	lesson *lessonPane
@@ -90,6 +96,11 @@ func newApp(ctx context.Context, opt Options) (*App, error) {
 		} else {
 			ls, err = labs.Builtin(lg)
 		}
+		// The challenges close the built-in list: the learner's own program
+		// in the pipeline (package challenge).
+		if cl, cerr := challenge.Lessons(lg); cerr == nil && opt.LessonsDir == "" {
+			ls = append(ls, cl...)
+		}
 		a.lessons[lg], a.loadErr[lg] = ls, err
 	}
 	// A file that did not load leaves the others usable: the screen opens
@@ -132,6 +143,14 @@ func newApp(ctx context.Context, opt Options) (*App, error) {
 	}
 	a.c = &common{st: NewStyles(true, !noColor), keys: keyMapFor(lang), env: opt.Env, lang: lang,
 		progress: prog, caps: caps, now: time.Now}
+	a.prompt = newProgramPrompt(a.c)
+	if opt.RunPrograms {
+		a.programs = newPrograms(prog)
+		opt.Env.Programs = a.programs
+		if a.saver != nil {
+			a.saver.fold = a.programs.fold
+		}
+	}
 	a.list = newListPane(a.c)
 	a.lesson = newLessonPane(a.c)
 	a.panels = newPanelSet(a.c)
@@ -287,10 +306,26 @@ func (a *App) key(k tea.KeyPressMsg) tea.Cmd {
 		a.setStatus(a.c.t().ResetAllCancelled, false)
 		return nil
 	}
+	if a.prompt.open {
+		cmd, done, argv := a.prompt.Key(k)
+		if done && argv != nil {
+			a.programs.set(a.prompt.name, argv, cwd())
+			a.setStatus(fmt.Sprintf(a.c.t().ProgramSet, a.prompt.name), false)
+			return tea.Batch(cmd, a.saver.save(a.c.progress))
+		}
+		return cmd
+	}
 	a.status = ""
 	switch {
 	case a.banner != "" && key.Matches(k, km.Dismiss):
 		a.banner = ""
+	case key.Matches(k, km.Program) && a.openChallenge() != "":
+		if a.programs == nil {
+			a.setStatus(fmt.Sprintf(a.c.t().ProgramsNotHere, a.openChallenge()), true)
+			return nil
+		}
+		argv, _, _ := a.programs.Program(a.openChallenge())
+		return a.prompt.Open(a.openChallenge(), argv, a.width)
 	case key.Matches(k, km.Quit):
 		return tea.Quit
 	case key.Matches(k, km.Help):
@@ -505,3 +540,16 @@ func (a *App) runNext() tea.Cmd {
 
 // plainView is the screen without escape codes (tests, snapshots).
 func plainView(s string) string { return ansi.Strip(s) }
+
+// openChallenge is the name of the challenge open in the lesson pane, ""
+// when the open lesson is not one.
+func (a *App) openChallenge() string {
+	if a.sess == nil {
+		return ""
+	}
+	name, ok := strings.CutPrefix(a.sess.lessonID, "challenge-")
+	if !ok {
+		return ""
+	}
+	return name
+}

@@ -46,7 +46,7 @@ func hasChaos(l *lab.Lesson) bool {
 		return false
 	}
 	for _, s := range l.Steps() {
-		if s.Kind == "chaos" {
+		if s.Kind == "chaos" || s.Kind == "challenge" {
 			return true
 		}
 	}

@@ -144,6 +144,9 @@ func (a *App) header() string {
 
 func (a *App) footer() string {
 	st := a.c.st
+	if a.prompt.open {
+		return a.prompt.View(a.width)
+	}
 	if a.status != "" {
 		s := st.Status
 		if a.statusBad {
@@ -155,6 +158,9 @@ func (a *App) footer() string {
 	hints := a.c.t().HintsList
 	if a.focus == focusLesson {
 		hints = a.c.t().HintsLesson
+		if a.openChallenge() != "" {
+			hints = append([]string{a.c.t().HintProgram}, hints...)
+		}
 	}
 	// Those that do not fit are behind ?, and the bar says so: a key cut
 	// from the bar is never simply gone.

@@ -25,6 +25,7 @@ type KeyMap struct {
 	Quit     key.Binding
 	Yes      key.Binding // confirms R
 	Dismiss  key.Binding // the instructor's message
+	Program  key.Binding // a challenge: the command that runs the learner's program
 }
 
 // DefaultKeyMap is the lab's keymap, described in English.
@@ -57,11 +58,12 @@ func keyMapFor(lang string) KeyMap {
 		Quit:     b("q/ctrl+c", "q", "ctrl+c"),
 		Yes:      b("y", "y"),
 		Dismiss:  b("x", "x"),
+		Program:  b("p", "p"),
 	}
 }
 
 // All lists every binding in help order.
 func (k KeyMap) All() []key.Binding {
 	return []key.Binding{k.Up, k.Down, k.Enter, k.Esc, k.Tab, k.ShiftTab, k.PageUp, k.PageDown,
-		k.Top, k.Bottom, k.Kill, k.Continue, k.Reset, k.ResetAll, k.Lang, k.Help, k.Quit, k.Yes, k.Dismiss}
+		k.Top, k.Bottom, k.Kill, k.Continue, k.Reset, k.ResetAll, k.Lang, k.Help, k.Quit, k.Yes, k.Dismiss, k.Program}
 }

@@ -61,6 +61,17 @@ func (p *listPane) Move(d int) {
 
 // mark is the ASCII progress mark of a lesson.
 func (p *listPane) mark(l *lab.Lesson) string {
+	if name, ok := strings.CutPrefix(l.ID, "challenge-"); ok && l.Part == lab.PartChallenges {
+		// A challenge is passed or tried, on this screen or by lab challenge run.
+		c := p.c.progress.Challenges[name]
+		switch {
+		case c != nil && c.Passed:
+			return "[x]"
+		case c != nil && c.Runs > 0:
+			return "[~]"
+		}
+		return "[ ]"
+	}
 	lp := p.c.progress.Lessons[l.ID]
 	switch {
 	case lp == nil:

@@ -19,6 +19,7 @@ type progressSavedMsg struct{ err error }
 // one.
 type progressSaver struct {
 	store   progress.Store
+	fold    func(*progress.File) // what others keep beside the progress, folded in before each snapshot
 	mu      sync.Mutex
 	seq     uint64 // last snapshot taken (Update goroutine only)
 	written uint64 // last snapshot on disk (under mu)
@@ -28,6 +29,9 @@ type progressSaver struct {
 func (s *progressSaver) save(p *progress.File) tea.Cmd {
 	if s == nil || s.store == nil {
 		return nil
+	}
+	if s.fold != nil {
+		s.fold(p)
 	}
 	b, err := json.MarshalIndent(p, "", "  ")
 	if err != nil {

@@ -125,6 +125,9 @@ func (v *RoomView) entry(p room.Participant, row func(...string) string, lessonO
 	if p.FailStep != "" {
 		info = p.FailStep + ": " + p.FailWhy
 	}
+	if c := p.ChallengeLine(); c != "" {
+		info = strings.TrimSpace(info + "  " + tx.Challenges + " " + c)
+	}
 	line := row(p.Name, tx.States[p.State()], lessonOf(p.Lesson), fmt.Sprintf("%d/%d", p.Step, p.Steps), on, strconv.Itoa(p.Failed), "")
 	lines := []string{line}
 	if room := v.width - lipgloss.Width(line); room >= 20 || info == "" {

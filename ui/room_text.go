@@ -10,6 +10,7 @@ type roomText struct {
 	States      map[string]string // online, failing, stuck, done, offline
 	Off         string            // "off %s"
 	Done        string
+	Challenges  string // before a participant's challenge verdicts
 	Filters     [4]string
 	Showing     string // "showing %s"
 	Nobody      string
@@ -47,7 +48,7 @@ var roomTexts = map[string]roomText{
 		CannotRead:  "cannot read the room: %v",
 		Cols:        [7]string{"participant", "state", "lesson", "step", "on step", "fail", "why | verdicts"},
 		States:      map[string]string{"online": "online", "failing": "failing", "stuck": "stuck", "done": "done", "offline": "offline"},
-		Off:         "off %s", Done: "done",
+		Off:         "off %s", Done: "done", Challenges: "challenges:",
 		Filters:  [4]string{"everyone", "needs help (failing or stuck)", "offline", "done"},
 		Showing:  "showing %s",
 		Nobody:   "nobody yet: participants run ssh -p PORT NAME@HOST",
@@ -74,7 +75,7 @@ var roomTexts = map[string]roomText{
 		CannotRead:  "读不到教室：%v",
 		Cols:        [7]string{"学员", "状态", "课程", "步骤", "本步用时", "失败", "原因 | 结论"},
 		States:      map[string]string{"online": "在线", "failing": "失败", "stuck": "卡住", "done": "完成", "offline": "离线"},
-		Off:         "离线 %s", Done: "完成",
+		Off:         "离线 %s", Done: "完成", Challenges: "挑战：",
 		Filters:  [4]string{"全部", "需要帮助（失败或卡住）", "离线", "完成"},
 		Showing:  "显示：%s",
 		Nobody:   "还没有人：学员运行 ssh -p PORT NAME@HOST",

@@ -94,14 +94,20 @@ type text struct {
 	BrokerErr         string            // "broker: %s"
 	QueueSources      map[string]string // broker.Source* → this language
 
-	ChaosTitle   string
-	ChaosIdle    string
-	ChaosHead    string            // "pipeline %s, seed %d: %s"
-	ChaosPhases  map[string]string // setup, schedule, drain, check, done
-	ChaosLegend  string
-	ChaosTotals  string // committed, published, applied, absorbed so far
-	ChaosEarlier string // "(+%d earlier faults: the chaos step's output lists all)"
-	ChaosResult  string // pipeline, committed, lost, twice, absorbed
+	ChaosTitle string
+	ChaosIdle  string
+
+	ProgramFor      string // the prompt: "your program for" NAME
+	HintProgram     string // the footer's hint in a challenge
+	ProgramEmpty    string
+	ProgramSet      string            // %s: the challenge
+	ProgramsNotHere string            // %s: the challenge
+	ChaosHead       string            // "pipeline %s, seed %d: %s"
+	ChaosPhases     map[string]string // setup, schedule, drain, check, done
+	ChaosLegend     string
+	ChaosTotals     string // committed, published, applied, absorbed so far
+	ChaosEarlier    string // "(+%d earlier faults: the chaos step's output lists all)"
+	ChaosResult     string // pipeline, committed, lost, twice, absorbed
 
 	NoWorkers   string
 	WorkerCols  [4]string // name, kind, pid, state
@@ -188,6 +194,7 @@ var textEN = text{
 		"q/ctrl+c":   "quit (kills every worker)",
 		"y":          "confirm a reset of everything",
 		"x":          "dismiss the instructor's message",
+		"p":          "a challenge: set the command that runs your program",
 	},
 
 	ListTitle: "Lessons",
@@ -198,6 +205,7 @@ var textEN = text{
 		lab.PartIdempotency: "Idempotent consumers",
 		lab.PartBroker:      "The broker: confirms and acks",
 		lab.PartOutbox:      "The transactional outbox",
+		lab.PartChallenges:  "Challenges: you write the code",
 	},
 
 	NoLessonOpen:   "no lesson open",
@@ -259,14 +267,20 @@ var textEN = text{
 		broker.SourceManagement: "passive declare; unacked: management API",
 	},
 
-	ChaosTitle:   "Chaos",
-	ChaosIdle:    "no chaos run yet: the chaos step starts one",
-	ChaosHead:    "pipeline %s, seed %d: %s",
-	ChaosPhases:  map[string]string{"setup": "setting up", "schedule": "faults being injected", "drain": "draining", "check": "checking", "done": "done"},
-	ChaosLegend:  "dots: committed/s  line: applied/s",
-	ChaosTotals:  "so far: %d committed, %d published, %d applied, %d duplicates absorbed",
-	ChaosEarlier: "(+%d earlier faults: the chaos step's output lists them all)",
-	ChaosResult:  "%s: %d committed, lost %d, twice %d, duplicates absorbed %d",
+	ChaosTitle: "Chaos",
+	ChaosIdle:  "no chaos run yet: the chaos step starts one",
+
+	ProgramFor:      "the command that runs your program for",
+	HintProgram:     "p your program",
+	ProgramEmpty:    "give a command (enter), or esc to keep the one set",
+	ProgramSet:      "%s: your program is set; enter runs it",
+	ProgramsNotHere: "%s: a workshop's screen runs no program of yours; run lab challenge run on your own machine (see the step)",
+	ChaosHead:       "pipeline %s, seed %d: %s",
+	ChaosPhases:     map[string]string{"setup": "setting up", "schedule": "faults being injected", "drain": "draining", "check": "checking", "done": "done"},
+	ChaosLegend:     "dots: committed/s  line: applied/s",
+	ChaosTotals:     "so far: %d committed, %d published, %d applied, %d duplicates absorbed",
+	ChaosEarlier:    "(+%d earlier faults: the chaos step's output lists them all)",
+	ChaosResult:     "%s: %d committed, lost %d, twice %d, duplicates absorbed %d",
 
 	NoWorkers:  "no worker processes",
 	WorkerCols: [4]string{"name", "kind", "pid", "state"},
@@ -361,6 +375,7 @@ var textZH = text{
 		"q/ctrl+c":   "退出（杀死所有 worker）",
 		"y":          "确认重置全部",
 		"x":          "关闭讲师的消息",
+		"p":          "挑战：设置运行你的程序的命令",
 	},
 
 	ListTitle: "课程",
@@ -371,6 +386,7 @@ var textZH = text{
 		lab.PartIdempotency: "幂等消费者",
 		lab.PartBroker:      "Broker：confirm 与 ack",
 		lab.PartOutbox:      "事务性 outbox",
+		lab.PartChallenges:  "挑战：你来写代码",
 	},
 
 	NoLessonOpen:   "没有打开的课程",
@@ -432,14 +448,20 @@ var textZH = text{
 		broker.SourceManagement: "被动声明；未确认数：管理 API",
 	},
 
-	ChaosTitle:   "混沌",
-	ChaosIdle:    "还没有混沌运行：chaos 步骤会启动一次",
-	ChaosHead:    "管道 %s，种子 %d：%s",
-	ChaosPhases:  map[string]string{"setup": "准备中", "schedule": "正在注入故障", "drain": "排空中", "check": "检查中", "done": "已完成"},
-	ChaosLegend:  "点：每秒提交  线：每秒生效",
-	ChaosTotals:  "累计：提交 %d，发布 %d，生效 %d，吸收的重复 %d",
-	ChaosEarlier: "（另有 %d 个更早的故障：chaos 步骤的输出列出了全部）",
-	ChaosResult:  "%s：提交 %d，丢失 %d，重复生效 %d，被吸收的重复 %d",
+	ChaosTitle: "混沌",
+	ChaosIdle:  "还没有混沌运行：chaos 步骤会启动一次",
+
+	ProgramFor:      "运行你的程序的命令，挑战",
+	HintProgram:     "p 你的程序",
+	ProgramEmpty:    "请输入命令（enter），或按 esc 保留原来的命令",
+	ProgramSet:      "%s：已设置你的程序；按 enter 运行",
+	ProgramsNotHere: "%s：工作坊的界面不运行你的程序；请在你自己的机器上运行 lab challenge run（见该步骤）",
+	ChaosHead:       "管道 %s，种子 %d：%s",
+	ChaosPhases:     map[string]string{"setup": "准备中", "schedule": "正在注入故障", "drain": "排空中", "check": "检查中", "done": "已完成"},
+	ChaosLegend:     "点：每秒提交  线：每秒生效",
+	ChaosTotals:     "累计：提交 %d，发布 %d，生效 %d，吸收的重复 %d",
+	ChaosEarlier:    "（另有 %d 个更早的故障：chaos 步骤的输出列出了全部）",
+	ChaosResult:     "%s：提交 %d，丢失 %d，重复生效 %d，被吸收的重复 %d",
 
 	NoWorkers:  "没有 worker 进程",
 	WorkerCols: [4]string{"名称", "类型", "pid", "状态"},

@@ -31,6 +31,10 @@ type Options struct {
 	// ($LAB_PROGRESS_FILE or the state directory); a workshop gives a
 	// participant's file or the room's database.
 	Progress progress.Store
+	// RunPrograms lets the challenges run the learner's own program (p
+	// sets it). Only a learner's own screen does: a workshop's server runs
+	// nothing a participant gives it.
+	RunPrograms bool
 }
 
 // New is the screen as a model for a program the caller runs (lab serve

@@ -44,6 +44,7 @@ type Process struct {
 	stdin  io.WriteCloser
 	onNote func(kind, id string)
 	group  bool // a process group of its own: signals go to the whole group
+	onLine func(string)
 
 	mu       sync.Mutex
 	changed  chan struct{} // closed and replaced on every state change
@@ -73,6 +74,9 @@ type Spec struct {
 	// in Dir. It speaks no point protocol: Arm refuses it.
 	Command []string
 	Dir     string
+	// OnLine, when set, is called with each line of output that is not
+	// the point protocol's, as it comes.
+	OnLine func(line string)
 }
 
 // Start runs `Binary worker KIND --name NAME --pause-at ... ARGS`.
@@ -101,7 +105,7 @@ func Start(spec Spec) (*Process, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start worker %s (%s): %w", spec.Name, spec.Binary, err)
 	}
-	p := &Process{Name: spec.Name, Kind: spec.Kind, PauseAt: spec.PauseAt, cmd: cmd, stdin: stdin, onNote: spec.OnNote, group: len(spec.Command) > 0,
+	p := &Process{Name: spec.Name, Kind: spec.Kind, PauseAt: spec.PauseAt, cmd: cmd, stdin: stdin, onNote: spec.OnNote, group: len(spec.Command) > 0, onLine: spec.OnLine,
 		state: Running, changed: make(chan struct{}), reached: map[string]int{}, done: make(chan struct{}), started: time.Now()}
 	go p.read(out)
 	return p, nil
@@ -130,6 +134,9 @@ func (p *Process) read(r io.Reader) {
 			p.reached[p.point]++
 		case line == "@done":
 		default:
+			if p.onLine != nil {
+				p.onLine(line)
+			}
 			p.log = append(p.log, Stamp(time.Since(p.started))+" "+line)
 			if len(p.log) > 200 {
 				p.log = p.log[len(p.log)-200:]

@@ -16,6 +16,8 @@ import (
 	"github.com/rmlab/lab/challenge"
 	"github.com/rmlab/lab/chaos"
 	"github.com/rmlab/lab/progress"
+	"github.com/rmlab/lab/room"
+	"github.com/rmlab/lab/services"
 )
 
 const challengeUsage = `usage: lab challenge list
@@ -23,7 +25,8 @@ const challengeUsage = `usage: lab challenge list
        lab challenge init NAME --lang go|python DIR
        lab challenge hint NAME
        lab challenge run NAME [--seed S] [--copies N] [--duration D] [--schedule]
-                              [--json FILE] [--report FILE.html] [--history FILE] -- CMD ARGS…
+                              [--json FILE] [--report FILE.html] [--history FILE]
+                              [--room NAME --as YOU] -- CMD ARGS…
 
 Challenges: you write the consumer or the relay, in any language, and the
 lab runs it in the pipeline under faults drawn from a seed (kills at the
@@ -39,6 +42,8 @@ from what it saw.
   hint      the next hint (one more each time)
   run       run CMD ARGS… as the challenge's program; exit 0 only on a pass.
             "go run DIR" of a folder with its own go.mod runs as go -C DIR run .
+            --room NAME --as YOU (with the workshop's --mysql and --amqp) puts
+            the verdict in the workshop's room, where the instructor sees it
 
 The text is in --lang en|zh (except for init). run uses namespace challenge
 unless --namespace names another, recreating its databases and queue.
@@ -217,6 +222,8 @@ func challengeRun(args []string, stdout, stderr io.Writer) int {
 	historyFile := fs.String("history", "", "write everything the lab saw as JSON lines to FILE")
 	reportFile := fs.String("report", "", "write the timeline and counts as a self-contained HTML page to FILE")
 	only := fs.Bool("schedule", false, "print the fault schedule and exit")
+	roomName := fs.String("room", "", "a workshop room: keep the verdict there, under --as, for the instructor")
+	as := fs.String("as", "", "with --room: your participant name in the room")
 	argv := args
 	var command []string
 	if i := slices.Index(args, "--"); i >= 0 {
@@ -246,6 +253,31 @@ func challengeRun(args []string, stdout, stderr io.Writer) int {
 	o.Namespace = cfg.Namespace
 	if o.Namespace == "" {
 		o.Namespace = "challenge"
+	}
+	var inRoom progress.Store
+	if *roomName != "" || *as != "" {
+		if *roomName == "" || *as == "" {
+			fmt.Fprintln(stderr, "lab challenge run: --room and --as go together: the room's name and yours in it")
+			return 2
+		}
+		if p := services.NamespaceProblem(*as); p != "" {
+			fmt.Fprintf(stderr, "lab challenge run --as %s: not a participant's name: %s\n", *as, p)
+			return 2
+		}
+		if cfg.Namespace == "" {
+			// Beside the participant's own namespace, never in it: the run
+			// recreates its databases and queue.
+			o.Namespace = ("c_" + *as)[:min(16, 2+len(*as))]
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		store, closeRoom, err := roomStore(ctx, cfg.MySQL, *roomName, *as)
+		cancel()
+		if err != nil {
+			printErr(stderr, err)
+			return 2
+		}
+		defer closeRoom()
+		inRoom = store
 	}
 	o.Binary = binary()
 	o.Command = challenge.Command(command)
@@ -298,27 +330,15 @@ func challengeRun(args []string, stdout, stderr io.Writer) int {
 	if err := saveProgress(path, p); err != nil {
 		fmt.Fprintf(stderr, "lab challenge run: could not keep the result in %s: %v\n", path, err)
 	}
-	if *jsonFile != "" {
-		b, _ := json.MarshalIndent(s, "", "  ")
-		if *jsonFile == "-" {
-			stdout.Write(append(b, '\n'))
-		} else if err := os.WriteFile(*jsonFile, append(b, '\n'), 0o644); err != nil {
-			fmt.Fprintf(stderr, "lab challenge run: --json: %v\n", err)
-			return 2
+	if inRoom != nil {
+		if err := keepInRoom(inRoom, c.Name, s); err != nil {
+			fmt.Fprintf(stderr, "lab challenge run: could not keep the verdict in %s: %v\n", inRoom.Where(), err)
+		} else {
+			fmt.Fprintf(stdout, "the verdict is in %s\n", inRoom.Where())
 		}
 	}
-	if *reportFile != "" {
-		f, err := os.Create(*reportFile)
-		if err == nil {
-			err = chaos.Report(f, s)
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "lab challenge run: --report: %v\n", err)
-			return 2
-		}
+	if code := writeSummary(s, *jsonFile, *reportFile, "lab challenge run", stdout, stderr); code != 0 {
+		return code
 	}
 	if !s.OK() {
 		return 1
@@ -361,4 +381,44 @@ func usageErr(stderr io.Writer, usage string, err error, rest []string) int {
 		fmt.Fprintf(stderr, "usage: %s (unexpected %q)\n", usage, strings.Join(rest, " "))
 	}
 	return 2
+}
+
+// roomStore is a participant's progress in a workshop room that exists.
+func roomStore(ctx context.Context, dsn, name, as string) (progress.Store, func(), error) {
+	db, err := services.Open(ctx, dsn, "")
+	if err != nil {
+		return nil, nil, err
+	}
+	rm, err := room.Existing(ctx, db, dsn, name, "lab challenge run")
+	if err != nil {
+		db.Close()
+		return nil, nil, fmt.Errorf("%w (the room is on the workshop's MySQL: give its --mysql, as your instructor says)", err)
+	}
+	return rm.Store(as), func() { rm.Close(); db.Close() }, nil
+}
+
+// keepInRoom adds a run's verdict to the participant's progress in the
+// room, where lab room and the room's screen show it.
+func keepInRoom(store progress.Store, name string, s *chaos.Summary) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	p, err := store.Load(ctx)
+	if err != nil {
+		return err
+	}
+	c := p.Challenge(name)
+	c.Runs++
+	c.Updated = time.Now()
+	c.Last = fmt.Sprintf("seed %d: applied once %d of %d, lost %d, twice %d", s.Seed, s.Once, s.Committed, s.Lost, s.Twice)
+	if s.OK() {
+		c.Passed = true
+		if !slices.Contains(c.Seeds, s.Seed) {
+			c.Seeds = append(c.Seeds, s.Seed)
+		}
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	return store.Save(ctx, b)
 }

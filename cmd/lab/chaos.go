@@ -134,27 +134,8 @@ func cmdChaos(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	printSummary(stdout, s)
-	if *jsonFile != "" {
-		b, _ := json.MarshalIndent(s, "", "  ")
-		if *jsonFile == "-" {
-			stdout.Write(append(b, '\n'))
-		} else if err := os.WriteFile(*jsonFile, append(b, '\n'), 0o644); err != nil {
-			fmt.Fprintf(stderr, "lab chaos: --json: %v\n", err)
-			return 2
-		}
-	}
-	if *reportFile != "" {
-		f, err := os.Create(*reportFile)
-		if err == nil {
-			err = chaos.Report(f, s)
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "lab chaos: --report: %v\n", err)
-			return 2
-		}
+	if code := writeSummary(s, *jsonFile, *reportFile, "lab chaos", stdout, stderr); code != 0 {
+		return code
 	}
 	if !s.OK() {
 		return 1
@@ -184,12 +165,18 @@ func printSummary(w io.Writer, s *chaos.Summary) {
 	}
 	fmt.Fprintf(w, "\n%s  pipeline %s, seed %d, on %s\n", verdict, s.Pipeline, s.Seed, s.Broker)
 	fmt.Fprintf(w, "  orders committed %d of %d; applied once %d, lost %d, twice %d\n", s.Committed, s.Orders, s.Once, s.Lost, s.Twice)
-	fmt.Fprintf(w, "  duplicates absorbed by the consumer %d; publishes %d; unsent %d, DEAD %d, left in the queue %d\n",
-		s.Absorbed, s.Published, s.Unsent, s.Dead, s.InQueue)
+	absorbed := fmt.Sprintf("duplicates absorbed by the consumer %d; ", s.Absorbed)
+	if s.OwnRole == "consumer" {
+		absorbed = "" // the program's own: the lab sees only what it applied
+	}
+	fmt.Fprintf(w, "  %spublishes %d; unsent %d, DEAD %d, left in the queue %d\n", absorbed, s.Published, s.Unsent, s.Dead, s.InQueue)
+	if s.Conflicts > 0 {
+		fmt.Fprintf(w, "  conflicts recorded in consumed_conflict: %d of %d orders with a conflicting repeat\n", s.Conflicts-s.ConflictsMissed, s.Conflicts)
+	}
 	fmt.Fprintf(w, "  commit to applied: p50 %.1f ms, p99 %.1f ms, max %.1f ms; %.1f orders/s; %s in all, drain %s\n",
 		s.LatencyP50, s.LatencyP99, s.LatencyMax, s.OrdersPerSecond, s.Elapsed, s.Drain)
 	var fk []string
-	for _, k := range chaos.FaultKinds {
+	for _, k := range chaos.AllKinds() {
 		if n := s.Faults[k]; n > 0 {
 			fk = append(fk, fmt.Sprintf("%s %d", k, n))
 		}
@@ -221,4 +208,32 @@ func printSummary(w io.Writer, s *chaos.Summary) {
 	for _, n := range s.Notes {
 		fmt.Fprintf(w, "  note: %s\n", n)
 	}
+}
+
+// writeSummary writes a run's summary as JSON (--json, "-" for stdout) and
+// its HTML page (--report); 2 when either cannot be written.
+func writeSummary(s *chaos.Summary, jsonFile, reportFile, cmd string, stdout, stderr io.Writer) int {
+	if jsonFile != "" {
+		b, _ := json.MarshalIndent(s, "", "  ")
+		if jsonFile == "-" {
+			stdout.Write(append(b, '\n'))
+		} else if err := os.WriteFile(jsonFile, append(b, '\n'), 0o644); err != nil {
+			fmt.Fprintf(stderr, "%s: --json: %v\n", cmd, err)
+			return 2
+		}
+	}
+	if reportFile != "" {
+		f, err := os.Create(reportFile)
+		if err == nil {
+			err = chaos.Report(f, s)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: --report: %v\n", cmd, err)
+			return 2
+		}
+	}
+	return 0
 }

@@ -18,6 +18,7 @@ import (
 
 	lab "github.com/rmlab/lab"
 	"github.com/rmlab/lab/broker"
+	"github.com/rmlab/lab/challenge"
 	"github.com/rmlab/lab/labs"
 	"github.com/rmlab/lab/programs"
 	"github.com/rmlab/lab/progress"
@@ -350,8 +351,12 @@ func cmdScreen(ctx context.Context, g globals, start string, stderr io.Writer) i
 		return 1
 	} // else the screen opens with the rest and names the files it left out
 	if start != "" && labs.Find(en, start) == nil {
-		fmt.Fprintf(stderr, "lab open: no lesson %q (see `lab list`)\n", start)
-		return 2
+		if c, cerr := challenge.Named("en", strings.TrimPrefix(start, "challenge-")); cerr == nil && g.lessons == "" {
+			start = challenge.LessonID(c.Name) // the screen lists the challenges after the lessons
+		} else {
+			fmt.Fprintf(stderr, "lab open: no lesson %q (see `lab list`, and `lab challenge list` for challenge-NAME)\n", start)
+			return 2
+		}
 	}
 	svc, code := connect(ctx, g, stderr, true)
 	if svc == nil {
@@ -362,7 +367,7 @@ func cmdScreen(ctx context.Context, g globals, start string, stderr io.Writer) i
 	// its first paragraphs, and keeps them for the next option of its choice.
 	env := &steps.Env{Svc: svc, Binary: binary(), Queues: broker.QueueReader(svc), Nodes: &steps.NodeShelf{}}
 	defer env.Nodes.Close()
-	if err := ui.Run(ctx, ui.Options{Env: env, Lang: g.lang, LessonsDir: g.lessons, Start: start}); err != nil {
+	if err := ui.Run(ctx, ui.Options{Env: env, Lang: g.lang, LessonsDir: g.lessons, Start: start, RunPrograms: true}); err != nil {
 		printErr(stderr, err)
 		return 1
 	}

@@ -167,10 +167,10 @@ func cmdRoom(ctx context.Context, g globals, f roomFlags, stdout, stderr io.Writ
 		return 0
 	case f.csv:
 		w := csv.NewWriter(stdout)
-		w.Write([]string{"participant", "state", "lesson", "step", "steps", "on_step_s", "passed", "failed", "fail_step", "fail_why", "verdicts", "server", "updated"})
+		w.Write([]string{"participant", "state", "lesson", "step", "steps", "on_step_s", "passed", "failed", "fail_step", "fail_why", "verdicts", "server", "updated", "challenges"})
 		for _, p := range ps {
 			w.Write([]string{p.Name, p.State(), p.Lesson, strconv.Itoa(p.Step), strconv.Itoa(p.Steps), strconv.Itoa(int(p.OnStep.Seconds())),
-				strconv.Itoa(p.Passed), strconv.Itoa(p.Failed), p.FailStep, p.FailWhy, p.Verdicts, p.Server, p.Updated.UTC().Format(time.RFC3339)})
+				strconv.Itoa(p.Passed), strconv.Itoa(p.Failed), p.FailStep, p.FailWhy, p.Verdicts, p.Server, p.Updated.UTC().Format(time.RFC3339), p.ChallengeLine()})
 		}
 		w.Flush()
 		if err := w.Error(); err != nil {
@@ -188,6 +188,9 @@ func cmdRoom(ctx context.Context, g globals, f roomFlags, stdout, stderr io.Writ
 		}
 		fmt.Fprintf(stdout, "  %-16s %-8s %-28s %3d/%-3d %9s %6d  %s  [%s]\n", p.Name, p.State(), p.Lesson, p.Step, p.Steps,
 			p.OnStep.Round(time.Second), p.Failed, last, p.Server)
+		if c := p.ChallengeLine(); c != "" {
+			fmt.Fprintf(stdout, "  %-16s challenges: %s\n", "", c)
+		}
 	}
 	for _, p := range polls {
 		var opts []string
