@@ -272,6 +272,7 @@ type Challenge struct {
 	Copies           int
 	Resend, Conflict int
 	SMS              bool     // the effect is an SMS through the lab's provider (LAB_SMS_URL), not points
+	Order            bool     // each order is two events, CREATED then PAID, with versions; the effect is its newest state in order_view
 	Starter          string   // the starter the learner begins from: consumer, relay or sms
 	Solutions        []string // reference solutions that pass it: go/once, python/consumer, …
 }

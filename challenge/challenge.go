@@ -7,7 +7,7 @@
 //
 // A page is Markdown with a ```challenge block of key: value lines (name,
 // number, role, orders, duration, faults, every, copies, resend, conflict,
-// sms, starter, solutions) and a "## Hints" section whose list items are the
+// sms, order, starter, solutions) and a "## Hints" section whose list items are the
 // hints, given one at a time.
 package challenge
 
@@ -123,6 +123,8 @@ func Parse(file, src string) (*lab.Challenge, error) {
 			c.Conflict, err = strconv.Atoi(v)
 		case "sms":
 			c.SMS, err = strconv.ParseBool(v)
+		case "order":
+			c.Order, err = strconv.ParseBool(v)
 		case "faults":
 			c.Faults = strings.Split(v, ",")
 			_, err = chaos.ParseFaults(v)
@@ -142,8 +144,10 @@ func Parse(file, src string) (*lab.Challenge, error) {
 		return nil, bad("the challenge block needs name: and number:")
 	case c.Role != "consumer" && c.Role != "relay":
 		return nil, bad("role: %q; a program takes the place of the consumer or the relay", c.Role)
-	case c.Starter != "consumer" && c.Starter != "relay" && c.Starter != "sms":
-		return nil, bad("starter: %q; there are starters for consumer, relay and sms", c.Starter)
+	case c.Starter != "consumer" && c.Starter != "relay" && c.Starter != "sms" && c.Starter != "order":
+		return nil, bad("starter: %q; there are starters for consumer, relay, sms and order", c.Starter)
+	case c.Order && c.Role != "consumer":
+		return nil, bad("order: true is the consumer's effect; role: %s", c.Role)
 	case c.SMS && c.Role != "consumer":
 		return nil, bad("sms: true is the consumer's effect; role: %s", c.Role)
 	}

@@ -15,8 +15,8 @@ func TestEveryChallengeIsWrittenInEveryLanguageWithTheSameRunAndAsManyHints(t *t
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(en) < 5 {
-		t.Fatalf("%d challenges; the ladder has at least once, business-key, conflict, relay and sms", len(en))
+	if len(en) < 6 {
+		t.Fatalf("%d challenges; the ladder has at least once, business-key, conflict, relay, sms and order", len(en))
 	}
 	zh, err := challenge.All("zh")
 	if err != nil {
@@ -59,6 +59,7 @@ func TestAPageThatCannotRunIsRefusedNamingTheFileAndWhat(t *testing.T) {
 		{strings.Replace(good, "role: consumer", "role: producer", 1), `role: "producer"`},
 		{strings.Replace(good, "starter: consumer", "starter: java", 1), `starter: "java"`},
 		{strings.Replace(good, "role: consumer", "role: relay\nsms: true", 1), "sms: true is the consumer's effect"},
+		{strings.Replace(good, "role: consumer", "role: relay\norder: true", 1), "order: true is the consumer's effect"},
 		{strings.Replace(good, "number: 1\n", "", 1), "needs name: and number:"},
 		{strings.Replace(good, "name: x\n", "name: x\nfaults: kill-everything\n", 1), "kill-everything"},
 		{strings.Replace(good, "name: x\n", "name: x\nduration: soon\n", 1), "duration"},

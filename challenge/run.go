@@ -39,7 +39,7 @@ func New(cfg services.Config, c *lab.Challenge, o Options) (*chaos.Run, error) {
 	co := chaos.Options{
 		Seed: o.Seed, Orders: c.Orders, Duration: c.Duration, Faults: faults, Every: c.Every,
 		Relays: 2, Consumers: 2, Quiet: 30 * time.Second, Lease: 2,
-		Namespace: o.Namespace, Binary: o.Binary, Resend: c.Resend, Conflict: c.Conflict, SMS: c.SMS,
+		Namespace: o.Namespace, Binary: o.Binary, Resend: c.Resend, Conflict: c.Conflict, SMS: c.SMS, Order: c.Order,
 		Own: &chaos.Own{Role: c.Role, Command: o.Command, Dir: o.Dir, Env: []string{"LAB_CHALLENGE=" + c.Name}},
 	}
 	if o.Duration > 0 {

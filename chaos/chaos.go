@@ -150,6 +150,10 @@ type Options struct {
 	// effect an SMS per order: the checker counts the SMS each order's user
 	// was sent, not points.
 	SMS bool
+	// Order places each order as CREATED then PAID, two events with
+	// versions, and makes the effect each order's newest state in
+	// order_view: the checker wants every order PAID at version 2.
+	Order bool
 }
 
 // ConflictAmount is the amount of a conflicting repeat; every order's own

@@ -162,9 +162,9 @@ func TestTheCheckerFailsAPipelineThatMarksBeforePublishingWithTheOrdersItLost(t 
 }
 
 func TestTheSafePipelineLosesNoOrderAndAppliesNoneTwiceUnderEachSeed(t *testing.T) {
-	// Six by default: the challenges' tests run the same harness under
+	// Four by default: the challenges' tests run the same harness under
 	// every fault kind again, with programs of their own.
-	seeds := 6
+	seeds := 4
 	if n, err := strconv.Atoi(os.Getenv("LAB_CHAOS_SEEDS")); err == nil && n > 0 {
 		seeds = n // CI's second matrix runs fewer
 	}

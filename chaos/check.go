@@ -32,6 +32,11 @@ type Summary struct {
 	LostOrders  []int64 `json:"lost_orders,omitempty"` // the first 20
 	TwiceOrders []int64 `json:"twice_orders,omitempty"`
 
+	// With orders of two events (Options.Order): orders whose view ended in
+	// an older state than their newest event's.
+	Stale       int     `json:"stale,omitempty"`
+	StaleOrders []int64 `json:"stale_orders,omitempty"`
+
 	// With conflicting repeats (Options.Conflict): how many orders had one,
 	// and for how many no conflict was recorded in consumed_conflict.
 	Conflicts          int     `json:"conflicts,omitempty"`
@@ -116,6 +121,13 @@ func (r *Run) check(ctx context.Context) (*Summary, error) {
 		// The effect is the SMS: each order's user is sent one.
 		points = r.sms.sent(o.Orders)
 	}
+	stale := map[int64]bool{}
+	if o.Order {
+		// The effect is the order's newest state: PAID at version 2.
+		if points, stale, err = r.orderStates(ctx); err != nil {
+			return nil, err
+		}
+	}
 	conflicted := func(id int64) bool { return o.Conflict > 0 && id%int64(o.Conflict) == 0 }
 	for id := int64(1); id <= int64(o.Orders); id++ {
 		_, ok := committed[id]
@@ -124,6 +136,11 @@ func (r *Run) check(ctx context.Context) (*Summary, error) {
 			p = 1 // the repeat came first and was applied; the order's own event is the conflict
 		}
 		switch {
+		case ok && stale[id]:
+			s.Stale++
+			if len(s.StaleOrders) < 20 {
+				s.StaleOrders = append(s.StaleOrders, id)
+			}
 		case ok && p == 0:
 			s.Lost++
 			if len(s.LostOrders) < 20 {
@@ -221,6 +238,9 @@ func violations(s *Summary) []string {
 	if s.Twice > 0 {
 		v = append(v, fmt.Sprintf("twice: %d orders were applied more than once (orders %v)", s.Twice, s.TwiceOrders))
 	}
+	if s.Stale > 0 {
+		v = append(v, fmt.Sprintf("stale: %d orders ended in an older state than their newest event's (orders %v)", s.Stale, s.StaleOrders))
+	}
 	if s.ConflictsMissed > 0 {
 		v = append(v, fmt.Sprintf("conflict: %d of %d orders had a repeat with another amount and no conflict was recorded in consumed_conflict (orders %v)",
 			s.ConflictsMissed, s.Conflicts, s.ConflictMissOrders))
@@ -264,4 +284,31 @@ func quantile(xs []float64, q float64) float64 {
 	i := int(q*float64(len(s))+0.5) - 1
 	i = max(0, min(i, len(s)-1))
 	return float64(time.Duration(s[i]*1e6).Round(100*time.Microsecond)) / 1e6
+}
+
+// orderStates reads order_view: 1 for an order PAID at version 2 (its
+// newest event), 0 for one no event reached, and stale for one left in an
+// older state.
+func (r *Run) orderStates(ctx context.Context) (map[int64]int64, map[int64]bool, error) {
+	idem := r.names.Name(services.IdempotencyDB)
+	rows, err := r.server.QueryContext(ctx, "SELECT order_id, status, version FROM "+idem+".order_view")
+	if err != nil {
+		return nil, nil, fmt.Errorf("read the orders' states in %s.order_view: %w", idem, err)
+	}
+	defer rows.Close()
+	done, stale := map[int64]int64{}, map[int64]bool{}
+	for rows.Next() {
+		var id, version int64
+		var status string
+		if err := rows.Scan(&id, &status, &version); err != nil {
+			return nil, nil, err
+		}
+		switch {
+		case status == "PAID" && version == 2:
+			done[id] = 1
+		case status != "NONE":
+			stale[id] = true
+		}
+	}
+	return done, stale, rows.Err()
 }

@@ -77,6 +77,7 @@ func (r *Run) explain(ctx context.Context, s *Summary) []Why {
 	add(s.TwiceOrders, "applied twice")
 	add(s.LostOrders, "lost")
 	add(s.ConflictMissOrders, "conflict not recorded")
+	add(s.StaleOrders, "left stale")
 	if s.Unsent > 0 {
 		add(r.stuck(ctx), "never sent")
 	}
@@ -217,8 +218,14 @@ func (r *Run) story(ctx context.Context, n int64) *storyOf {
 		}
 	}
 	for _, e := range r.Hist.Procs() {
-		if st.procs[e.Proc] && e.T >= first && e.T <= last+1500 && e.Op == "start" {
+		if !st.procs[e.Proc] || e.T < first || e.T > last+1500 {
+			continue
+		}
+		switch e.Op {
+		case "start":
 			st.add(e.T, "%s started again (%s)", e.Proc, e.Detail)
+		case "exit":
+			st.add(e.T, "%s ended: %s", e.Proc, e.Detail)
 		}
 	}
 	if r.O.Own != nil && r.O.Own.Role == "relay" {
@@ -271,6 +278,10 @@ func (r *Run) because(verdict string, st *storyOf) string {
 		return "it was never delivered to your consumer: did it consume from LAB_QUEUE, and did it stay up? Its last lines are below"
 	case verdict == "lost" && role == "consumer":
 		return "it was delivered but its effect never committed, and nothing delivered it again"
+	case verdict == "left stale":
+		return "an older event (version 1) was applied after the newer one — it came later, redelivered, republished or on the other copy — and overwrote it: apply an event only over an older version (UPDATE … WHERE order_id=? AND version < ?)"
+	case verdict == "lost" && r.O.Order:
+		return "no event of it was ever applied to order_view"
 	case verdict == "conflict not recorded":
 		return "one of its two events carried another amount under the same business key, and no row of that key is in consumed_conflict"
 	case verdict == "lost" && role == "relay" && st.cutPub && st.sentAt >= 0:
@@ -313,6 +324,25 @@ func (r *Run) auditOf(ctx context.Context, n int64) []auditRow {
 	start := float64(r.Hist.Start().UnixMicro()) / 1e3
 	var out []auditRow
 	idem, outbox := r.names.Name(services.IdempotencyDB), r.names.Name(services.OutboxDB)
+	if r.O.Order {
+		rows, err := r.server.QueryContext(ctx, "SELECT UNIX_TIMESTAMP(at)*1000, old_status, old_version, new_status, new_version FROM "+idem+
+			".lab_view WHERE order_id=? ORDER BY seq", n)
+		if err != nil {
+			return nil
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var a auditRow
+			var at float64
+			var ov, nv int
+			if rows.Scan(&at, &a.from, &ov, &a.to, &nv) == nil {
+				a.t, a.event = int64(at-start), "order_view"
+				a.from, a.to = fmt.Sprintf("%s v%d", a.from, ov), fmt.Sprintf("%s v%d", a.to, nv)
+				out = append(out, a)
+			}
+		}
+		return out
+	}
 	if r.O.Own.Role == "consumer" {
 		rows, err := r.server.QueryContext(ctx, "SELECT UNIX_TIMESTAMP(at)*1000, delta FROM "+idem+".lab_applied WHERE user_id=? ORDER BY seq", n)
 		if err != nil {

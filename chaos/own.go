@@ -297,12 +297,16 @@ func (r *Run) freezeOwn(ctx context.Context, f Fault) string {
 // installAudit adds the lab's audit tables and triggers beside the
 // article's (sql/chaos), so the checker knows when each application and
 // each status change committed, whoever's program made it.
-func installAudit(ctx context.Context, server *sql.DB, names services.Names) error {
-	for _, a := range []struct{ db, file string }{
+func installAudit(ctx context.Context, server *sql.DB, names services.Names, o Options) error {
+	files := []struct{ db, file string }{
 		{services.IdempotencyDB, "chaos/audit_idempotency.sql"},
 		{services.IdempotencyDB, "idempotency/conflict.sql"},
 		{services.OutboxDB, "chaos/audit_outbox.sql"},
-	} {
+	}
+	if o.Order {
+		files = append(files, struct{ db, file string }{services.IdempotencyDB, "chaos/order_view.sql"})
+	}
+	for _, a := range files {
 		text, err := labsql.File(a.file)
 		if err != nil {
 			return err
@@ -324,6 +328,29 @@ func installAudit(ctx context.Context, server *sql.DB, names services.Names) err
 		c.Close()
 		if err != nil {
 			return err
+		}
+	}
+	if o.Order {
+		return fill(ctx, server, names.Name(services.IdempotencyDB)+".order_view", o.Orders, "(%d,'NONE',0)")
+	}
+	return nil
+}
+
+// fill inserts a row per order 1..n into table, from a row pattern with
+// the order's id.
+func fill(ctx context.Context, server *sql.DB, table string, n int, row string) error {
+	for from := 1; from <= n; from += 1000 {
+		to := min(from+999, n)
+		var b strings.Builder
+		b.WriteString("INSERT IGNORE INTO " + table + " VALUES ")
+		for i := from; i <= to; i++ {
+			if i > from {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, row, i)
+		}
+		if _, err := server.ExecContext(ctx, b.String()); err != nil {
+			return fmt.Errorf("fill %s with orders %d..%d: %w", table, from, to, err)
 		}
 	}
 	return nil

@@ -155,7 +155,7 @@ func (r *Run) setup(ctx context.Context) error {
 		return err
 	}
 	if r.O.Own != nil {
-		if err := installAudit(c, server, r.names); err != nil {
+		if err := installAudit(c, server, r.names, r.O); err != nil {
 			return err
 		}
 	}
@@ -222,6 +222,9 @@ func (r *Run) setup(ctx context.Context) error {
 	}
 	if r.O.Conflict > 0 {
 		args = append(args, "--conflict-every", strconv.Itoa(r.O.Conflict), "--conflict-amount", strconv.Itoa(ConflictAmount))
+	}
+	if r.O.Order {
+		args = append(args, "--order-events")
 	}
 	return r.sup.add("producer", "producer", true, args...)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"strings"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -30,19 +29,8 @@ func prepare(ctx context.Context, server *sql.DB, amqpURL string, names services
 	if err != nil {
 		return err
 	}
-	for from := 1; from <= orders; from += 1000 {
-		to := min(from+999, orders)
-		var b strings.Builder
-		b.WriteString("INSERT IGNORE INTO " + idem + ".points_account VALUES ")
-		for i := from; i <= to; i++ {
-			if i > from {
-				b.WriteByte(',')
-			}
-			fmt.Fprintf(&b, "(%d,0)", i)
-		}
-		if _, err := server.ExecContext(ctx, b.String()); err != nil {
-			return fmt.Errorf("create the accounts of orders %d..%d: %w", from, to, err)
-		}
+	if err := fill(ctx, server, idem+".points_account", orders, "(%d,0)"); err != nil {
+		return err
 	}
 	return declareQueue(ctx, amqpURL, names.Name(QueueName))
 }

@@ -3,6 +3,7 @@ package producer
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -33,6 +34,12 @@ func (pr *Producer) place(ctx context.Context) error {
 	if next > o.From {
 		pr.P.Logf("orders %d..%d were committed before; going on from %d", o.From, next-1, next)
 	}
+	if o.OrderEvents {
+		// An order a kill left CREATED is paid now, as the shop would.
+		if err := pr.payCreated(ctx, o.From, last); err != nil {
+			return err
+		}
+	}
 	every := time.Duration(float64(time.Second) / o.Rate)
 	tick := time.NewTicker(every)
 	defer tick.Stop()
@@ -55,6 +62,9 @@ func (pr *Producer) place(ctx context.Context) error {
 }
 
 func (pr *Producer) placeOne(ctx context.Context, id int64) error {
+	if pr.O.OrderEvents {
+		return pr.placeAndPay(ctx, id)
+	}
 	tx, err := pr.DB.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("START TRANSACTION: %w", err)
@@ -92,4 +102,73 @@ func (pr *Producer) placeOne(ctx context.Context, id int64) error {
 	}
 	pr.P.Note("committed", EventID(id))
 	return pr.P.Reach(ctx, "after-commit")
+}
+
+// OrderEventID is the event id of order id's event of status (created,
+// paid) in --order-events mode.
+func OrderEventID(order int64, status string) string {
+	return fmt.Sprintf("order-%d-%s", order, strings.ToLower(status))
+}
+
+// placeAndPay commits order id as CREATED with its event (version 1), then
+// in a second transaction as PAID with its event (version 2).
+func (pr *Producer) placeAndPay(ctx context.Context, id int64) error {
+	err := pr.orderTx(ctx, id, 1, "CREATED", "INSERT INTO purchase_order VALUES(?,'CREATED')")
+	if err != nil {
+		return err
+	}
+	pr.P.Note("committed", OrderEventID(id, "CREATED"))
+	if err := pr.orderTx(ctx, id, 2, "PAID", "UPDATE purchase_order SET status='PAID' WHERE id=?"); err != nil {
+		return err
+	}
+	pr.P.Note("committed", OrderEventID(id, "PAID"))
+	return pr.P.Reach(ctx, "after-commit")
+}
+
+// orderTx is one of an order's transactions: the order's row and its event.
+func (pr *Producer) orderTx(ctx context.Context, id, version int64, status, stmt string) error {
+	tx, err := pr.DB.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("START TRANSACTION: %w", err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, stmt, id); err != nil {
+		return fmt.Errorf("order %d %s: %w", id, status, err)
+	}
+	_, err = tx.ExecContext(ctx, "INSERT INTO outbox_event (event_id,aggregate_id,event_type,payload,status,available_at,created_at) "+
+		"VALUES (?,?,?,JSON_OBJECT('orderId',?,'version',?,'status',?),'NEW',NOW(6),NOW(6))",
+		OrderEventID(id, status), id, "Order"+status[:1]+strings.ToLower(status[1:]), id, version, status)
+	if err != nil {
+		return fmt.Errorf("INSERT INTO outbox_event (%s): %w", OrderEventID(id, status), err)
+	}
+	if err := pr.P.Reach(ctx, "before-commit"); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("COMMIT order %d %s: %w", id, status, err)
+	}
+	return nil
+}
+
+// payCreated pays the orders of the range that are still CREATED.
+func (pr *Producer) payCreated(ctx context.Context, from, to int64) error {
+	rows, err := pr.DB.QueryContext(ctx, "SELECT id FROM purchase_order WHERE status='CREATED' AND id BETWEEN ? AND ?", from, to)
+	if err != nil {
+		return fmt.Errorf("SELECT the orders left CREATED: %w", err)
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if rows.Scan(&id) == nil {
+			ids = append(ids, id)
+		}
+	}
+	rows.Close()
+	for _, id := range ids {
+		if err := pr.orderTx(ctx, id, 2, "PAID", "UPDATE purchase_order SET status='PAID' WHERE id=?"); err != nil {
+			return err
+		}
+		pr.P.Note("committed", OrderEventID(id, "PAID"))
+	}
+	return nil
 }

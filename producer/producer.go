@@ -71,6 +71,10 @@ type Options struct {
 	// again under a new id with ConflictAmount (a conflicting repeat).
 	ResendEvery, ConflictEvery int
 	ConflictAmount             int64
+	// OrderEvents places each order as two transactions, each with its
+	// event: CREATED (version 1), then PAID (version 2), for a consumer
+	// that keeps each order's newest state (the order challenge).
+	OrderEvents bool
 }
 
 // ParseArgs reads the flags the worker layer left.
@@ -97,6 +101,7 @@ func ParseArgs(args []string) (Options, error) {
 	fs.IntVar(&o.ResendEvery, "resend-every", 0, "with --place: every Nth order's event is written again under a new event id, same business key and amount")
 	fs.IntVar(&o.ConflictEvery, "conflict-every", 0, "with --place: every Nth order's event is written again under a new event id with --conflict-amount")
 	fs.Int64Var(&o.ConflictAmount, "conflict-amount", 5, "with --conflict-every: the repeat's amount (the order's own event carries 1)")
+	fs.BoolVar(&o.OrderEvents, "order-events", false, "with --place: each order as two transactions and two events, CREATED (version 1) then PAID (version 2)")
 	if err := fs.Parse(args); err != nil {
 		return o, worker.FlagError("lab worker producer", fs, err)
 	}
