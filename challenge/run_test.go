@@ -173,6 +173,8 @@ func TestTheStartersAndTheRungBelowFailWithAnExplanationOfAnOrder(t *testing.T) 
 		{"conflict", "go/business-key", "conflict not recorded", "consumed_conflict"},
 		{"sms", "starter:go/sms", "applied twice", "Idempotency-Key"},
 		{"order", "starter:go/order", "left stale", "older version"},
+		{"sms", "starter:python/sms", "applied twice", "Idempotency-Key"},
+		{"order", "starter:python/order", "left stale", "older version"},
 	} {
 		t.Run(c.name+"_"+strings.NewReplacer("/", "-", ":", "-").Replace(c.prog), func(t *testing.T) {
 			t.Parallel()

@@ -35,7 +35,7 @@ then checks every order — applied once, lost, applied twice, conflicts
 recorded, events left unsent — and explains the first ones that went wrong
 from what it saw.
 
-  list      the ladder, and which you have passed
+  list      the ladder: ✓ passed, ✗ tried and not passed yet
   contract  what the lab gives your program and what it checks
   init      write a starter (runs, and is wrong) and a README into DIR;
             here --lang is the program's language, --text en|zh the README's
@@ -127,6 +127,8 @@ func challengeList(args []string, stdout, stderr io.Writer) int {
 		mark := " "
 		if r := p.Challenges[c.Name]; r != nil && r.Passed {
 			mark = "✓"
+		} else if r != nil && r.Runs > 0 {
+			mark = "✗" // tried, not passed yet
 		}
 		fmt.Fprintf(stdout, "%s %d. %-14s %-8s %s\n", mark, c.Number, c.Name, c.Role, c.Title)
 	}
