@@ -266,6 +266,7 @@ func (p *Proxy) Reset() {
 	p.dropReturn = map[int]bool{}
 	p.delay = [2]time.Duration{}
 	p.cut = nil
+	p.cutBefore, p.cutBeforeDone = nil, nil
 }
 
 // ClearLog empties the event log and zeroes the counts, e.g. between steps

@@ -42,16 +42,24 @@ func (p *Proxy) watcher() func(Wire) {
 // CutBefore closes both sides of the connection instead of forwarding the
 // next method frame matching m, so the frame never arrives: a consumer's
 // ack the broker never sees, a publish the broker never stores, a confirm
-// the publisher never reads. The returned channel is closed when it fired.
-// Like CutAfter it fires once, on whichever connection sees the frame first.
+// the publisher never reads. The returned channel is closed when it fired
+// (never, if a later CutBefore replaced it or it was disarmed). Like
+// CutAfter it fires once, on whichever connection sees the frame first.
 func (p *Proxy) CutBefore(m Match) <-chan struct{} {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.cutBeforeDone != nil {
-		close(p.cutBeforeDone) // a re-arm replaces the previous one; its waiter goes on
-	}
 	p.cutBefore, p.cutBeforeDone = &m, make(chan struct{})
 	return p.cutBeforeDone
+}
+
+// Disarm takes back the CutBefore that returned fired, if it is still
+// armed and has not fired; other faults stay.
+func (p *Proxy) Disarm(fired <-chan struct{}) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cutBeforeDone != nil && (<-chan struct{})(p.cutBeforeDone) == fired {
+		p.cutBefore, p.cutBeforeDone = nil, nil
+	}
 }
 
 func (p *Proxy) consumeCutBefore(dir Direction, class, method uint16) bool {

@@ -148,3 +148,28 @@ func TestAPublishCutBeforeTheBrokerGetsItIsNotStoredAndTheWatcherNamesIt(t *test
 		t.Fatalf("cut frames watched: %q", cut)
 	}
 }
+
+func TestADisarmedCutBeforeNeverCutsALaterFrame(t *testing.T) {
+	p := newProxy(t)
+	direct := dialDirect(t)
+	q := durableQueue(t, direct)
+	_, ch := dialViaProxy(t, p)
+	fired := p.CutBefore(Match{Dir: ToBroker, Class: ClassBasic, Method: MethodBasicPublish})
+	p.Disarm(fired)
+	mustBeAcked(t, publishID(t, ch, q, "order-1-paid"), 5*time.Second)
+	select {
+	case <-fired:
+		t.Fatal("a disarmed CutBefore fired")
+	default:
+	}
+	// A disarm of an older arming leaves the newer one armed.
+	old := p.CutBefore(Match{Dir: ToBroker, Class: ClassBasic, Method: MethodBasicPublish})
+	newer := p.CutBefore(Match{Dir: ToBroker, Class: ClassBasic, Method: MethodBasicPublish})
+	p.Disarm(old)
+	publishID(t, ch, q, "order-2-paid")
+	select {
+	case <-newer:
+	case <-time.After(5 * time.Second):
+		t.Fatal("disarming the older CutBefore took back the newer one")
+	}
+}

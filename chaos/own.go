@@ -246,7 +246,7 @@ func (r *Run) killOwn(ctx context.Context, f Fault) string {
 			m.freeze = nil
 			m.mu.Unlock()
 		} else {
-			m.proxy.Reset() // disarm, so the cut does not hit a later frame
+			m.proxy.Disarm(fired) // so the cut does not hit a later frame
 		}
 		p.Kill()
 		return fmt.Sprintf("no %s within %s: SIGKILL pid %d where it was", f.Point, armWait, p.PID())
