@@ -6,7 +6,6 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -141,13 +140,4 @@ func Warm(ctx context.Context, argv []string) error {
 		return fmt.Errorf("%s: %w", strings.Join(build, " "), err)
 	}
 	return nil
-}
-
-// Starter is the embedded source of a starter, for tests and the screen.
-func Starter(language, role string) ([]byte, error) {
-	name := "starters/go/" + role + "/main.go"
-	if language == "python" {
-		name = "starters/python/" + role + "/main.py"
-	}
-	return fs.ReadFile(starters, name)
 }

@@ -1,8 +1,10 @@
 package chaos
 
 import (
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The checker fails a run it cannot judge: a queue the broker did not
@@ -26,5 +28,20 @@ func TestTheCheckerFailsARunItCannotJudge(t *testing.T) {
 	none.Faults, none.Missed = map[FaultKind]int{}, map[FaultKind]int{}
 	if v := violations(&none); len(v) != 0 {
 		t.Fatalf("a run with no faults asked for: %v", v)
+	}
+}
+
+func TestTheProvidersFaultsAreNotInAllAndNeedAProvider(t *testing.T) {
+	all, err := ParseFaults("all")
+	if err != nil || slices.Contains(all, SMSTimeout) || slices.Contains(all, SMSError) {
+		t.Fatalf("all is %v (%v): the provider's faults hit nothing in a pipeline without one", all, err)
+	}
+	o := Options{Orders: 10, Duration: 2 * time.Second, Faults: []FaultKind{SMSTimeout}}
+	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "need an SMS provider") {
+		t.Fatalf("sms-timeout without a provider: %v", err)
+	}
+	o.SMS = true
+	if err := o.Validate(); err != nil {
+		t.Fatalf("sms-timeout with a provider: %v", err)
 	}
 }

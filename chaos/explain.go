@@ -54,7 +54,6 @@ type storyOf struct {
 	smsKeys   map[string]bool // the Idempotency-Keys its SMS were sent under ("" for none)
 	cutPub    bool            // a publish was cut before the broker got it
 	sentAt    int64
-	cutAt     int64
 }
 
 func (r *Run) explain(ctx context.Context, s *Summary) []Why {
@@ -98,7 +97,7 @@ func (st *storyOf) render() []string {
 }
 
 func (r *Run) story(ctx context.Context, n int64) *storyOf {
-	st := &storyOf{procs: map[string]bool{}, noAck: map[string]bool{}, sentAt: -1, cutAt: -1, smsKeys: map[string]bool{}}
+	st := &storyOf{procs: map[string]bool{}, noAck: map[string]bool{}, sentAt: -1, smsKeys: map[string]bool{}}
 	first, last := int64(-1), int64(0)
 	firstApplied := int64(-1)
 	audit := r.auditOf(ctx, n)
@@ -131,7 +130,7 @@ func (r *Run) story(ctx context.Context, n int64) *storyOf {
 			st.procs[e.Proc] = true
 			switch {
 			case cut:
-				st.cutPub, st.cutAt = true, e.T
+				st.cutPub = true
 				st.add(e.T, "%s published %s; the connection was cut before the broker got it", e.Proc, id)
 			case e.Detail == "no confirm mode":
 				st.add(e.T, "%s published %s (no confirm mode: it cannot know whether the broker got it)", e.Proc, orNone(id))
