@@ -47,6 +47,10 @@ type chanState struct {
 
 	watchPending *Wire // a publish or deliver waiting for its content header (Watch)
 	cutOnHeader  bool  // CutBefore matched a publish: cut at its header, so the watcher learns its message id
+
+	// The seqs the last confirm covered, forwarded and swallowed, for the
+	// watcher: a confirm the client never read is no confirm.
+	confirmKeep, confirmDrop []uint64
 }
 
 // chunk is one unit of output for a writer.
@@ -250,6 +254,14 @@ func (c *conn) handle(dir Direction, f Frame, raw []byte, now time.Time) (outs [
 
 	watch := c.p.watcher()
 	switch {
+	case isMethod && c.p.forbidden(dir, class, method):
+		ev.Dropped, ev.Note = true, "Forbid: refused; the connection closes instead"
+		c.p.record([]Event{ev}, delta)
+		if watch != nil {
+			watch(Wire{Time: now, Conn: c.id, Dir: dir, Channel: f.Channel, Op: "forbidden", Method: MethodName(class, method), Cut: true})
+		}
+		return [][]byte{nil}, true, 0
+
 	case isMethod && c.p.consumeCutBefore(dir, class, method):
 		ev.Dropped, ev.Note = true, "CutBefore: not forwarded; the connection closes instead"
 		c.p.record([]Event{ev}, delta)
@@ -399,6 +411,7 @@ func (c *conn) confirm(st *chanState, f Frame, raw []byte, ev *Event, delta *Cou
 			keep = append(keep, seq)
 		}
 	}
+	st.confirmKeep, st.confirmDrop = keep, drop
 	delta.ConfirmsDropped += len(drop)
 
 	if !multiple {

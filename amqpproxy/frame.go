@@ -44,6 +44,10 @@ const (
 
 	MethodConfirmSelect   uint16 = 10
 	MethodConfirmSelectOk uint16 = 11
+
+	MethodQueuePurge     uint16 = 30
+	MethodQueueDelete    uint16 = 40
+	MethodExchangeDelete uint16 = 20
 )
 
 // frameOverhead is type(1) + channel(2) + size(4) + frame-end(1).

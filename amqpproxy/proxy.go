@@ -109,6 +109,7 @@ type Proxy struct {
 	cut           *Match
 	cutBefore     *Match
 	cutBeforeDone chan struct{}
+	forbid        []Match // Forbid: refused for good
 	watch         func(Wire)
 	events        []Event
 	counts        Counts
@@ -211,9 +212,10 @@ func (p *Proxy) DropConfirm(n int) {
 // sends, on whichever channel of whichever connection they come, with the
 // same rewriting of multiple acks as DropConfirm. A fault schedule uses it
 // where it cannot know each channel's publish count.
+// A negative n takes back confirms still to drop.
 func (p *Proxy) DropNextConfirms(n int) {
 	p.mu.Lock()
-	p.dropNext += n
+	p.dropNext = max(0, p.dropNext+n)
 	p.mu.Unlock()
 }
 

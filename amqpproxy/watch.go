@@ -13,14 +13,16 @@ type Wire struct {
 	Conn        int
 	Dir         Direction
 	Channel     uint16
-	Op          string // consume, publish, deliver, ack, nack, reject, confirm, confirm-nack
+	Op          string // consume, publish, deliver, ack, nack, reject, confirm, confirm-nack, forbidden
 	Tag         uint64 // the delivery tag, or the publish seq in confirm mode
 	Multiple    bool
 	Redelivered bool
 	NoAck       bool   // consume: the broker counts a message handled once it is sent
 	MessageID   string // publish and deliver: the message-id property
 	Queue       string // consume
-	Cut         bool   // CutBefore: the frame was not forwarded and the connection was closed instead
+	Cut         bool   // CutBefore or Forbid: the frame was not forwarded and the connection was closed instead
+	Dropped     bool   // confirm: swallowed by DropConfirm; the publisher never read it
+	Method      string // forbidden: the method refused, e.g. queue.purge
 }
 
 // Watch calls fn with each Wire of every connection, from the proxy's
@@ -50,6 +52,28 @@ func (p *Proxy) CutBefore(m Match) <-chan struct{} {
 	defer p.mu.Unlock()
 	p.cutBefore, p.cutBeforeDone = &m, make(chan struct{})
 	return p.cutBeforeDone
+}
+
+// Forbid makes the proxy refuse every method frame matching one of ms for
+// as long as it runs: the frame is not forwarded, the connection closes,
+// and the watcher gets a "forbidden" Wire naming the method. It is for what
+// the broker's permissions cannot refuse (a consumer may purge the queue
+// it reads).
+func (p *Proxy) Forbid(ms ...Match) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.forbid = append(p.forbid, ms...)
+}
+
+func (p *Proxy) forbidden(dir Direction, class, method uint16) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, m := range p.forbid {
+		if m.matches(dir, class, method) {
+			return true
+		}
+	}
+	return false
 }
 
 // Disarm takes back the CutBefore that returned fired, if it is still
@@ -136,7 +160,21 @@ func (c *conn) watchFrame(st *chanState, dir Direction, f Frame, now time.Time, 
 			if !st.confirm {
 				return
 			}
+			// One Wire per publish seq the confirm covered, each saying
+			// whether the publisher read it.
 			w.Op = map[string]string{"ack": "confirm", "nack": "confirm-nack"}[w.Op]
+			w.Multiple = false
+			keep, drop := st.confirmKeep, st.confirmDrop
+			st.confirmKeep, st.confirmDrop = nil, nil
+			for _, seq := range keep {
+				w.Tag = seq
+				fn(w)
+			}
+			for _, seq := range drop {
+				w.Tag, w.Dropped = seq, true
+				fn(w)
+			}
+			return
 		}
 		fn(w)
 	}

@@ -173,3 +173,69 @@ func TestADisarmedCutBeforeNeverCutsALaterFrame(t *testing.T) {
 		t.Fatal("disarming the older CutBefore took back the newer one")
 	}
 }
+
+func TestAForbiddenPurgeNeverReachesTheBrokerClosesTheConnectionAndIsNamed(t *testing.T) {
+	p := newProxy(t)
+	var seen wires
+	p.Watch(seen.add)
+	p.Forbid(Match{Dir: ToBroker, Class: ClassQueue, Method: MethodQueuePurge})
+	direct := dialDirect(t)
+	q := durableQueue(t, direct)
+	_, pub := dialViaProxy(t, p)
+	mustBeAcked(t, publishID(t, pub, q, "order-1-paid"), 5*time.Second)
+
+	conn, ch := dialViaProxy(t, p)
+	closed := conn.NotifyClose(make(chan *amqp.Error, 1))
+	done := make(chan error, 1)
+	go func() { _, err := ch.QueuePurge(q, false); done <- err }()
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the connection stayed open after a forbidden queue.purge")
+	}
+	<-done
+	// The broker never got the purge: the message is still there.
+	waitQueueDepth(t, direct, q, 1)
+	var names []string
+	for _, w := range seen.ops() {
+		if w.Op == "forbidden" {
+			names = append(names, w.Method)
+		}
+	}
+	if !slices.Equal(names, []string{"queue.purge"}) {
+		t.Fatalf("the watcher saw forbidden %q, want queue.purge once", names)
+	}
+}
+
+func TestADroppedConfirmIsWatchedAsDroppedAndTheOthersOfAMultipleAckAsRead(t *testing.T) {
+	p := newProxy(t)
+	var seen wires
+	p.Watch(seen.add)
+	direct := dialDirect(t)
+	q := durableQueue(t, direct)
+	_, ch := dialViaProxy(t, p)
+	p.DropNextConfirms(1)
+	var dcs []*amqp.DeferredConfirmation
+	for _, id := range []string{"order-1-paid", "order-2-paid", "order-3-paid"} {
+		dcs = append(dcs, publishID(t, ch, q, id))
+	}
+	mustBeAcked(t, dcs[2], 5*time.Second)
+	time.Sleep(100 * time.Millisecond)
+	dropped, read := 0, 0
+	for _, w := range seen.ops() {
+		if w.Op != "confirm" {
+			continue
+		}
+		if w.Multiple {
+			t.Errorf("a confirm watched as multiple (tag %d): each seq is its own", w.Tag)
+		}
+		if w.Dropped {
+			dropped++
+		} else {
+			read++
+		}
+	}
+	if dropped != 1 || read != 2 {
+		t.Fatalf("watched %d dropped and %d read confirms, want 1 and 2", dropped, read)
+	}
+}

@@ -73,6 +73,10 @@ type Fault struct {
 	Kind   FaultKind     `json:"kind"`
 	Target string        `json:"target"`          // relay-2, consumer-1, producer, broker, outbox or idempotency (cut-mysql)
 	Point  string        `json:"point,omitempty"` // kill or pause there; "" is a random moment
+	// Must: a fault a program of its own in this role cannot survive
+	// unless it is right, which every seed plays; the verdict is no pass
+	// when it found no moment to land in.
+	Must bool `json:"must,omitempty"`
 }
 
 func (f Fault) String() string {

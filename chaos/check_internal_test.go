@@ -45,3 +45,110 @@ func TestTheProvidersFaultsAreNotInAllAndNeedAProvider(t *testing.T) {
 		t.Fatalf("sms-timeout with a provider: %v", err)
 	}
 }
+
+// Every order lands in exactly one category, whatever its commit, view and
+// effect: a gap in classify would leave an order uncounted.
+func TestEveryOrderLandsInExactlyOneCategory(t *testing.T) {
+	for _, committed := range []bool{false, true} {
+		for _, stale := range []bool{false, true} {
+			for _, conflicted := range []bool{false, true} {
+				for delta := int64(-1000); delta <= 1000; delta++ {
+					if c := classify(committed, stale, delta, conflicted); c == catNone {
+						t.Fatalf("committed=%t stale=%t conflicted=%t delta=%d falls in no category", committed, stale, conflicted, delta)
+					}
+				}
+			}
+		}
+	}
+	for _, c := range []struct {
+		delta      int64
+		conflicted bool
+		want       category
+	}{{0, false, catLost}, {1, false, catOnce}, {5, true, catOnce}, {5, false, catTwice}, {6, true, catTwice}, {2, false, catTwice}, {-436, false, catWrong}} {
+		if got := classify(true, false, c.delta, c.conflicted); got != c.want {
+			t.Errorf("a committed order whose effect changed by %d (conflicted %t): category %d, want %d", c.delta, c.conflicted, got, c.want)
+		}
+	}
+	s := Summary{Orders: 3, Committed: 3, Once: 2}
+	if v := violations(&s); len(v) != 1 || !strings.Contains(v[0], "1 of 3 orders fell in no category") {
+		t.Fatalf("an order counted nowhere: %v", v)
+	}
+}
+
+// Every seed plays, for a program of its own, each fault its role cannot
+// survive unless right, at the point where it hurts, within a 5 s schedule.
+func TestEverySeedPlaysTheFaultsAProgramOfItsOwnMustSurvive(t *testing.T) {
+	for _, c := range []struct {
+		role   string
+		faults string
+		want   []string
+	}{
+		{"consumer", "kill-consumer,cut-amqp,cut-mysql,drop-confirm,kill-relay", []string{"kill-consumer@ack", "kill-consumer@after-ack", "cut-amqp@"}},
+		{"relay", "kill-relay,drop-confirm,cut-amqp,pause-relay,cut-mysql", []string{"kill-relay@publish", "kill-relay@confirm", "drop-confirm@", "cut-amqp@", "pause-relay@"}},
+	} {
+		faults, _ := ParseFaults(c.faults)
+		for seed := uint64(1); seed <= 50; seed++ {
+			o := Options{Seed: seed, Orders: 100, Duration: 5 * time.Second, Every: 700 * time.Millisecond, Faults: faults,
+				Own: &Own{Role: c.role, Command: []string{"true"}}}
+			var got []string
+			for _, f := range Schedule(o) {
+				if f.Must {
+					got = append(got, string(f.Kind)+"@"+f.Point)
+					if (f.Kind == CutAMQP || f.Kind == DropConfirm) && f.Target != c.role+"s" {
+						t.Errorf("seed %d: %s aimed at %s, not the %ss", seed, f.Kind, f.Target, c.role)
+					}
+				}
+			}
+			slices.Sort(got)
+			want := slices.Clone(c.want)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Errorf("%s, seed %d: the faults it must survive are %v, want %v", c.role, seed, got, want)
+			}
+		}
+	}
+}
+
+// The evidence ties each effect to a delivery to the copy that made it,
+// of the message's amount, and each ack to an effect before it.
+func TestEvidenceTiesEffectsToDeliveriesAndAcksToEffects(t *testing.T) {
+	e := newEvidence()
+	t0 := time.Unix(1000, 0)
+	e.deliver("consumer-1", "order-7-paid", t0)
+	e.deliver("consumer-2", "order-8-paid-conflict", t0)
+	if !e.deliveredBy("consumer-1", 7, "", t0) || e.deliveredBy("consumer-2", 7, "", t0.Add(time.Hour)) {
+		t.Fatal("a delivery counted for the wrong copy")
+	}
+	if e.deliveredBy("consumer-1", 7, "", t0.Add(-time.Millisecond)) {
+		t.Fatal("an effect before the delivery counted as after it")
+	}
+	if !e.deliveredAmount("consumer-1", 7, 1, t0) || e.deliveredAmount("consumer-1", 7, -436, t0) {
+		t.Fatal("the size of an effect is not checked against the message's amount")
+	}
+	if !e.deliveredAmount("consumer-2", 8, ConflictAmount, t0) {
+		t.Fatal("a conflicting repeat's amount is not its own")
+	}
+	v := evidenceViolations([]finding{{7, "unearned", "a"}, {8, "unearned", "b"}, {9, "acked-unapplied", "c"}})
+	if len(v) != 2 || !strings.Contains(v[0], "unearned") || !strings.Contains(v[0], "— 2;") || !strings.Contains(v[1], "acked") {
+		t.Fatalf("the findings are not summed up by kind: %q", v)
+	}
+}
+
+// A line a program writes that reads like a server's refusal is said in
+// the verdict with what the role may do.
+func TestARefusalInAProgramsOutputIsNamedWithWhatItsRoleMayDo(t *testing.T) {
+	o := Options{Own: &Own{Role: "relay"}}
+	for _, c := range []struct{ line, want string }{
+		{"pymysql.err.OperationalError: (1142, \"UPDATE command denied to user 'rmlab_x_r1'@'localhost' for table `blog_idempotency_x`.`points_account`\")",
+			"refused UPDATE on blog_idempotency_x.points_account: the relay may use outbox_event"},
+		{"Error 1142 (42000): INSERT command denied to user 'rmlab_x_r1'@'127.0.0.1' for table 'lab_status'", "refused INSERT on lab_status"},
+		{"Exception (403) Reason: \"ACCESS_REFUSED - access to queue 'orders' in vhost '/' refused for user 'rmlab_x_relay'\"", "ACCESS_REFUSED"},
+	} {
+		if got := refusedLine("relay", o, c.line); !strings.Contains(got, c.want) {
+			t.Errorf("%q: %q, want %q in it", c.line, got, c.want)
+		}
+	}
+	if got := refusedLine("relay", o, "relay-1: published order-1-paid"); got != "" {
+		t.Errorf("an ordinary line read as a refusal: %q", got)
+	}
+}

@@ -320,11 +320,13 @@ type auditRow struct {
 // auditOf reads the lab's audit (sql/chaos) of order n, in ms since the
 // schedule started.
 func (r *Run) auditOf(ctx context.Context, n int64) []auditRow {
-	start := float64(r.Hist.Start().UnixMicro()) / 1e3
+	// The audit's times are the database server's clock; the history's
+	// the lab's.
+	start := float64(r.Hist.Start().Add(-r.clock.offset).UnixMicro()) / 1e3
 	var out []auditRow
 	idem, outbox := r.names.Name(services.IdempotencyDB), r.names.Name(services.OutboxDB)
 	if r.O.Order {
-		rows, err := r.server.QueryContext(ctx, "SELECT UNIX_TIMESTAMP(at)*1000, old_status, old_version, new_status, new_version FROM "+idem+
+		rows, err := r.server.QueryContext(ctx, "SELECT at*1000, old_status, old_version, new_status, new_version FROM "+idem+
 			".lab_view WHERE order_id=? ORDER BY seq", n)
 		if err != nil {
 			return nil
@@ -343,7 +345,7 @@ func (r *Run) auditOf(ctx context.Context, n int64) []auditRow {
 		return out
 	}
 	if r.O.Own.Role == "consumer" {
-		rows, err := r.server.QueryContext(ctx, "SELECT UNIX_TIMESTAMP(at)*1000, delta FROM "+idem+".lab_applied WHERE user_id=? ORDER BY seq", n)
+		rows, err := r.server.QueryContext(ctx, "SELECT at*1000, delta FROM "+idem+".lab_applied WHERE user_id=? ORDER BY seq", n)
 		if err != nil {
 			return nil
 		}
@@ -358,7 +360,7 @@ func (r *Run) auditOf(ctx context.Context, n int64) []auditRow {
 		}
 		return out
 	}
-	rows, err := r.server.QueryContext(ctx, "SELECT UNIX_TIMESTAMP(s.at)*1000, s.event_id, s.old_status, s.new_status FROM "+outbox+
+	rows, err := r.server.QueryContext(ctx, "SELECT s.at*1000, s.event_id, s.old_status, s.new_status FROM "+outbox+
 		".lab_status s JOIN "+outbox+".outbox_event e ON e.event_id=s.event_id WHERE e.aggregate_id=? ORDER BY s.seq", n)
 	if err != nil {
 		return nil

@@ -3,6 +3,7 @@ package chaos
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -40,6 +41,7 @@ type Mark struct {
 	Point  string    `json:"point,omitempty"`
 	Result string    `json:"result,omitempty"`
 	Done   int64     `json:"done_ms,omitempty"` // when it had its effect (a kill armed at a point fires later)
+	Must   bool      `json:"must,omitempty"`    // one a program of its own cannot survive unless right: it must land
 }
 
 // Timeline is what the screen and the report draw: per-second counts and
@@ -64,10 +66,15 @@ type History struct {
 	begun     bool
 	phase     string
 
-	keep    bool              // Keep: remember what the explanations need
-	byOrder map[int64][]Entry // each order's notes and wires
-	procs   []Entry           // starts and exits
+	keep    bool                // Keep: remember what the explanations need
+	byOrder map[int64][]Entry   // each order's notes and wires
+	procs   []Entry             // starts and exits
+	last    map[string][]string // each process's last lines, across its restarts
+	flagged []string            // lines that read like a refusal by a server
 }
+
+// lastKept is how many lines of each process Keep remembers.
+const lastKept = 12
 
 // maxKept bounds what Keep remembers of one order, and of the processes.
 const maxKept = 64
@@ -77,7 +84,7 @@ const maxKept = 64
 // with an order from what happened to it.
 func (h *History) Keep() {
 	h.mu.Lock()
-	h.keep, h.byOrder = true, map[int64][]Entry{}
+	h.keep, h.byOrder, h.last = true, map[int64][]Entry{}, map[string][]string{}
 	h.mu.Unlock()
 }
 
@@ -235,9 +242,32 @@ func (h *History) Event(proc, op, detail string) {
 	defer h.mu.Unlock()
 	e := Entry{T: h.Since().Milliseconds(), Proc: proc, Op: op, Detail: detail}
 	h.write(e)
-	if h.keep && (op == "start" || op == "exit" || op == "consume") && len(h.procs) < 100*maxKept {
+	if h.keep && (op == "start" || op == "exit" || op == "consume" || op == "forbidden") && len(h.procs) < 100*maxKept {
 		h.procs = append(h.procs, e)
 	}
+	if h.keep && op == "output" {
+		l := append(h.last[proc], fmt.Sprintf("%7.2fs  %s", float64(e.T)/1000, detail))
+		h.last[proc] = l[max(0, len(l)-lastKept):]
+		if refusal.MatchString(detail) && len(h.flagged) < 50 {
+			h.flagged = append(h.flagged, detail)
+		}
+	}
+}
+
+// LastLines are the last lines process proc wrote, whichever of its lives
+// wrote them, each with its time in the schedule (Keep).
+func (h *History) LastLines(proc string) []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]string(nil), h.last[proc]...)
+}
+
+// Outputs are the lines the processes wrote that read like a server's
+// refusal (Keep).
+func (h *History) Outputs() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]string(nil), h.flagged...)
 }
 
 // Fault records a planned fault as it starts, under its planned time.
@@ -246,7 +276,7 @@ func (h *History) Fault(f Fault) int {
 	defer h.mu.Unlock()
 	fc := f
 	h.write(Entry{T: f.AtMS, Proc: "chaos", Op: "fault", Fault: &fc})
-	h.timeline.Faults = append(h.timeline.Faults, Mark{T: h.Since().Milliseconds(), Kind: f.Kind, Target: f.Target, Point: f.Point})
+	h.timeline.Faults = append(h.timeline.Faults, Mark{T: h.Since().Milliseconds(), Kind: f.Kind, Target: f.Target, Point: f.Point, Must: f.Must})
 	return len(h.timeline.Faults) - 1
 }
 

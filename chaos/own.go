@@ -11,8 +11,6 @@ import (
 	"sync"
 	"time"
 
-	gomysql "github.com/go-sql-driver/mysql"
-
 	"github.com/rmlab/lab/amqpproxy"
 	"github.com/rmlab/lab/relay"
 	"github.com/rmlab/lab/services"
@@ -30,10 +28,11 @@ type ownMember struct {
 	name  string
 	proxy *amqpproxy.Proxy
 
-	mu     sync.Mutex
-	ids    map[wireKey]string // delivery tag (consumer) or publish seq (relay) → message id, per connection and channel
-	freeze chan struct{}      // armed by an after-ack kill: stop it at its next ack
-	frozen bool               // a pause holds it stopped now
+	mu      sync.Mutex
+	ids     map[wireKey]string // delivery tag (consumer) or publish seq (relay) → message id, per connection and channel
+	freeze  chan struct{}      // armed by an after-ack kill: stop it at its next ack
+	dropped chan struct{}      // armed by a drop-confirm: closed when its confirm was swallowed
+	frozen  bool               // a pause holds it stopped now
 }
 
 type wireKey struct {
@@ -55,6 +54,7 @@ func (r *Run) addOwn(ctx context.Context, name string) error {
 	m := &ownMember{name: name, proxy: p, ids: map[wireKey]string{}}
 	r.own[name] = m
 	p.Watch(r.onWire(m))
+	p.Forbid(forbid...)
 	env, err := r.ownEnv(m)
 	if err != nil {
 		return err
@@ -70,24 +70,24 @@ func (r *Run) ownEnv(m *ownMember) ([]string, error) {
 	if r.O.Own.Role == "relay" {
 		db = services.OutboxDB
 	}
-	dc, err := gomysql.ParseDSN(r.cfg.MySQL)
+	dc, err := r.dsnFor(m.name, r.names.Name(db))
 	if err != nil {
-		return nil, fmt.Errorf("the MySQL DSN: %w", err)
+		return nil, err
 	}
-	dc.DBName = r.names.Name(db)
 	host, port := dc.Addr, "3306"
 	if h, p, err := net.SplitHostPort(dc.Addr); err == nil {
 		host, port = h, p
 	}
-	through, err := relay.BrokerURL(r.broker, m.proxy.Addr())
+	login := r.broker
+	if r.ownBroker != "" {
+		login = r.ownBroker
+	}
+	through, err := relay.BrokerURL(login, m.proxy.Addr())
 	if err != nil {
 		return nil, err
 	}
 	queue := r.names.Name(QueueName)
-	copies := r.O.Consumers
-	if r.O.Own.Role == "relay" {
-		copies = r.O.Relays
-	}
+	copies := r.ownCopies()
 	env := []string{
 		"LAB_MYSQL_DSN=" + dc.FormatDSN(),
 		"LAB_MYSQL_HOST=" + host, "LAB_MYSQL_PORT=" + port, "LAB_MYSQL_USER=" + dc.User,
@@ -121,10 +121,14 @@ func (r *Run) onWire(m *ownMember) func(amqpproxy.Wire) {
 				d += ", no-ack (auto-ack)"
 			}
 			r.Hist.Event(m.name, "consume", d)
+		case "forbidden":
+			r.ev.forbid(fmt.Sprintf("%s sent %s at %.2fs", m.name, w.Method, w.Time.Sub(r.Hist.Start()).Seconds()))
+			r.Hist.Event(m.name, "forbidden", w.Method+": refused, and its connection closed")
 		case "deliver":
 			m.mu.Lock()
 			m.ids[key] = w.MessageID
 			m.mu.Unlock()
+			r.ev.deliver(m.name, w.MessageID, w.Time)
 			if w.Redelivered {
 				detail = "redelivered"
 			}
@@ -136,6 +140,9 @@ func (r *Run) onWire(m *ownMember) func(amqpproxy.Wire) {
 				m.mu.Unlock()
 			} else if !w.Cut {
 				detail = "no confirm mode"
+			}
+			if !w.Cut {
+				r.ev.note(r.ev.published, m.name, w.MessageID, w.Time)
 			}
 			r.Hist.Wire(m.name, "publish", w.MessageID, detail)
 		case "ack", "nack", "reject", "confirm", "confirm-nack":
@@ -160,11 +167,56 @@ func (r *Run) onWire(m *ownMember) func(amqpproxy.Wire) {
 				}
 				close(freeze)
 			}
+			if w.Dropped {
+				detail = "dropped"
+				m.mu.Lock()
+				if m.dropped != nil {
+					close(m.dropped)
+					m.dropped = nil
+				}
+				m.mu.Unlock()
+			}
 			for _, id := range ids {
+				switch {
+				case w.Op == "ack" && !w.Cut:
+					r.ev.ack(m.name, id, w.Time)
+				case w.Op == "confirm" && !w.Cut && !w.Dropped:
+					r.ev.note(r.ev.confirmed, m.name, id, w.Time)
+				}
 				r.Hist.Wire(m.name, w.Op, id, detail)
 			}
 		}
 	}
+}
+
+// ownCopies is how many copies of the program run.
+func (r *Run) ownCopies() int {
+	if r.O.Own.Role == "relay" {
+		return r.O.Relays
+	}
+	return r.O.Consumers
+}
+
+// startBalance is account n's points before the run: its own, from the
+// seed, so that a program that sets a balance instead of adding to it
+// shows (a consumer of the points; 0 otherwise).
+func (r *Run) startBalance(n int64) int64 {
+	if r.O.Own == nil || r.O.Own.Role != "consumer" || r.O.SMS || r.O.Order {
+		return 0
+	}
+	return 100 + int64((uint64(n)*7919+r.O.Seed)%900)
+}
+
+func (r *Run) startBalances(ctx context.Context, server *sql.DB) error {
+	if r.startBalance(1) == 0 {
+		return nil
+	}
+	_, err := server.ExecContext(ctx, fmt.Sprintf("UPDATE %s.points_account SET points = 100 + MOD(user_id*7919 + %d, 900) WHERE user_id BETWEEN 1 AND %d",
+		r.names.Name(services.IdempotencyDB), r.O.Seed%900, r.O.Orders))
+	if err != nil {
+		return fmt.Errorf("give every account its starting balance: %w", err)
+	}
+	return nil
 }
 
 // pick is a copy of the role chosen by the seed for fault i.
@@ -177,123 +229,6 @@ func (r *Run) pick(i int, role string) *ownMember {
 	return r.own[name(role, 1+rng.IntN(n))]
 }
 
-// injectOwn applies a fault to a program of its own, through its proxy and
-// signals; ok is false for a fault it does not take (the lab's members').
-func (r *Run) injectOwn(ctx context.Context, i int, f Fault) (string, bool) {
-	role := r.O.Own.Role
-	switch {
-	case (f.Kind == KillConsumer && role == "consumer") || (f.Kind == KillRelay && role == "relay"):
-		return r.killOwn(ctx, f), true
-	case f.Kind == PauseRelay && role == "relay":
-		return r.freezeOwn(ctx, f), true
-	case f.Kind == DropConfirm && role == "relay":
-		m := r.pick(i, role)
-		m.proxy.DropNextConfirms(1)
-		return "the next publisher confirm to " + m.name + " is dropped", true
-	case f.Kind == CutAMQP && f.Target == role+"s":
-		m := r.pick(i, role)
-		match, what := amqpproxy.Match{Dir: amqpproxy.ToBroker, Class: amqpproxy.ClassBasic, Method: amqpproxy.MethodBasicAck}, "ack"
-		if role == "relay" {
-			match.Method, what = amqpproxy.MethodBasicPublish, "publish"
-		}
-		m.proxy.CutBefore(match)
-		return fmt.Sprintf("%s's connection is cut at its next %s, which the broker never gets", m.name, what), true
-	}
-	return "", false
-}
-
-func (r *Run) killOwn(ctx context.Context, f Fault) string {
-	mem := r.sup.get(f.Target)
-	m := r.own[f.Target]
-	if mem == nil || m == nil {
-		return "no such process"
-	}
-	p := mem.current()
-	if p == nil {
-		return "not running (being restarted)"
-	}
-	var fired <-chan struct{}
-	var what string
-	switch f.Point {
-	case "":
-		pid := p.PID()
-		p.Kill()
-		return fmt.Sprintf("SIGKILL pid %d", pid)
-	case "ack":
-		fired = m.proxy.CutBefore(amqpproxy.Match{Dir: amqpproxy.ToBroker, Class: amqpproxy.ClassBasic, Method: amqpproxy.MethodBasicAck})
-		what = "its ack was cut before the broker got it"
-	case "after-ack":
-		ch := make(chan struct{})
-		m.mu.Lock()
-		m.freeze = ch
-		m.mu.Unlock()
-		fired = ch
-		what = "its ack reached the broker and it was stopped at once"
-	case "publish":
-		fired = m.proxy.CutBefore(amqpproxy.Match{Dir: amqpproxy.ToBroker, Class: amqpproxy.ClassBasic, Method: amqpproxy.MethodBasicPublish})
-		what = "its publish was cut before the broker got it"
-	case "confirm":
-		fired = m.proxy.CutBefore(amqpproxy.Match{Dir: amqpproxy.ToClient, Class: amqpproxy.ClassBasic, Method: amqpproxy.MethodBasicAck})
-		what = "the broker's confirm was cut before it read it"
-	}
-	c, cancel := context.WithTimeout(ctx, armWait)
-	defer cancel()
-	select {
-	case <-fired:
-	case <-c.Done():
-		if f.Point == "after-ack" {
-			m.mu.Lock()
-			m.freeze = nil
-			m.mu.Unlock()
-		} else {
-			m.proxy.Disarm(fired) // so the cut does not hit a later frame
-		}
-		p.Kill()
-		return fmt.Sprintf("no %s within %s: SIGKILL pid %d where it was", f.Point, armWait, p.PID())
-	}
-	if f.Point == "after-ack" {
-		// The ack is on its way; let the proxy forward it before the kill.
-		time.Sleep(50 * time.Millisecond)
-	}
-	pid := p.PID()
-	p.Kill()
-	return fmt.Sprintf("SIGKILL pid %d: %s", pid, what)
-}
-
-// freezeOwn stops a relay (SIGSTOP) past its lease, then lets it go on: a
-// GC pause or a stalled VM, after which it acts on a claim that expired.
-func (r *Run) freezeOwn(ctx context.Context, f Fault) string {
-	mem := r.sup.get(f.Target)
-	if mem == nil {
-		return "no such process"
-	}
-	p := mem.current()
-	if p == nil {
-		return "not running (being restarted)"
-	}
-	m := r.own[f.Target]
-	m.mu.Lock()
-	already := m.frozen
-	m.frozen = true
-	m.mu.Unlock()
-	if already {
-		return "already frozen by an earlier pause: nothing done"
-	}
-	defer func() { m.mu.Lock(); m.frozen = false; m.mu.Unlock() }()
-	if err := p.Freeze(); err != nil {
-		return "not running: " + err.Error()
-	}
-	hold := time.Duration(r.O.Lease)*time.Second + 1500*time.Millisecond
-	select {
-	case <-ctx.Done():
-	case <-time.After(hold):
-	}
-	if err := p.Thaw(); err != nil {
-		return fmt.Sprintf("frozen; not thawed: %v", err)
-	}
-	return fmt.Sprintf("frozen (SIGSTOP) for %s (lease %ds), then went on", hold, r.O.Lease)
-}
-
 // installAudit adds the lab's audit tables and triggers beside the
 // article's (sql/chaos), so the checker knows when each application and
 // each status change committed, whoever's program made it.
@@ -301,6 +236,7 @@ func installAudit(ctx context.Context, server *sql.DB, names services.Names, o O
 	files := []struct{ db, file string }{
 		{services.IdempotencyDB, "chaos/audit_idempotency.sql"},
 		{services.IdempotencyDB, "idempotency/conflict.sql"},
+		{services.IdempotencyDB, "chaos/audit_conflict.sql"},
 		{services.OutboxDB, "chaos/audit_outbox.sql"},
 	}
 	if o.Order {
@@ -371,14 +307,14 @@ func (r *Run) pollApplied(ctx context.Context) {
 		case <-t.C:
 		}
 		c, cancel := context.WithTimeout(ctx, 2*time.Second)
-		rows, err := r.server.QueryContext(c, "SELECT seq, user_id, UNIX_TIMESTAMP(at)*1000000 FROM "+idem+".lab_applied WHERE seq > ? ORDER BY seq LIMIT 5000", last)
+		rows, err := r.server.QueryContext(c, "SELECT seq, user_id, at*1000000 FROM "+idem+".lab_applied WHERE seq > ? ORDER BY seq LIMIT 5000", last)
 		if err == nil {
 			for rows.Next() {
 				var seq, user int64
 				var us float64
 				if rows.Scan(&seq, &user, &us) == nil {
 					last = seq
-					r.Hist.Applied(user, time.UnixMicro(int64(us)))
+					r.Hist.Applied(user, r.clock.lab(us/1e6))
 				}
 			}
 			rows.Close()

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rmlab/lab/amqpproxy"
+	"github.com/rmlab/lab/broker"
 	"github.com/rmlab/lab/node"
 	"github.com/rmlab/lab/relay"
 	"github.com/rmlab/lab/services"
@@ -39,6 +40,20 @@ type Run struct {
 	own      map[string]*ownMember
 	sms      *smsProvider // Options.SMS
 	stalled  bool         // the drain stopped because nothing moved
+
+	// A program of its own: the logins it was given (Users says them),
+	// the clock of the audit, the starting balances and what its proxies
+	// saw (evidence.go).
+	Users          []string
+	dbUsers        map[string]dbUser
+	brokerUser     string
+	brokerUsersVia broker.Users
+	ownBroker      string // the broker URL with the program's own login
+	clock          dbClock
+	ev             *evidence
+	// OnSetup, when set, is told the program's logins once they exist,
+	// before it starts.
+	OnSetup func(users []string)
 }
 
 // New prepares a run: the options checked, and the restart-broker faults
@@ -61,6 +76,7 @@ func New(cfg services.Config, o Options, hist *History, workers *worker.Group) (
 	r := &Run{O: o, Hist: hist, Workers: workers, faultsBy: map[FaultKind]int{}, own: map[string]*ownMember{}}
 	if o.Own != nil {
 		hist.Keep()
+		r.ev = newEvidence()
 	}
 	if slices.Contains(o.Faults, RestartBroker) {
 		if _, err := node.Server(); err != nil {
@@ -115,6 +131,14 @@ func (r *Run) Execute(ctx context.Context) (*Summary, error) {
 		return nil, err
 	}
 	s.Restarts = restarts
+	if r.O.Own != nil {
+		s.Users = r.Users
+		if err := r.dropUsers(); err != nil {
+			s.Notes = append(s.Notes, "left behind: "+err.Error()+" (lab clean removes it)")
+		} else if len(r.Users) > 0 {
+			s.Notes = append(s.Notes, "your program's logins are removed")
+		}
+	}
 	if !didDrain {
 		// Judged as it was, a pipeline still moving proves nothing either way.
 		v := fmt.Sprintf("drain: the pipeline had not drained %s after the schedule (--quiet); what was counted may still change", r.O.Quiet)
@@ -155,6 +179,9 @@ func (r *Run) setup(ctx context.Context) error {
 		return err
 	}
 	if r.O.Own != nil {
+		if err := r.startBalances(c, server); err != nil {
+			return err
+		}
 		if err := installAudit(c, server, r.names, r.O); err != nil {
 			return err
 		}
@@ -168,8 +195,26 @@ func (r *Run) setup(ctx context.Context) error {
 	}
 	server.SetMaxOpenConns(4)
 	r.server = server
+	if r.O.Own != nil {
+		if r.clock, err = measureClock(c, r); err != nil {
+			return err
+		}
+		var copies []string
+		for i := 1; i <= r.ownCopies(); i++ {
+			copies = append(copies, name(r.O.Own.Role, i))
+		}
+		if err := r.makeDBUsers(c, copies); err != nil {
+			return err
+		}
+		if err := r.makeBrokerUser(c); err != nil {
+			return err
+		}
+		if r.OnSetup != nil {
+			r.OnSetup(r.Users)
+		}
+	}
 	if r.O.SMS {
-		if r.sms, err = startSMS(r.Hist); err != nil {
+		if r.sms, err = startSMS(r.Hist, r.ev); err != nil {
 			return err
 		}
 	}
@@ -476,6 +521,9 @@ func (r *Run) close() {
 	}
 	for _, m := range r.own {
 		m.proxy.Close()
+	}
+	if err := r.dropUsers(); err != nil {
+		r.Notes = append(r.Notes, "left behind: "+err.Error()+" (lab clean removes it)")
 	}
 	r.sms.close()
 	if r.nodes != nil {

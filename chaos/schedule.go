@@ -45,20 +45,28 @@ func Schedule(o Options) []Fault {
 	if o.Own != nil && o.Own.Role == "relay" {
 		rPoints, pPoints = ownRelayPoints, ownPausePoints
 	}
-	// A program of its own is judged on one run: every kind comes once, in
-	// an order the seed draws, before the draws are free, so that no seed
-	// spares a program the one fault it cannot survive.
-	var cover []FaultKind
+	// A program of its own is judged on one run: first the faults its
+	// role cannot survive unless it is right (mustFaults), then one of
+	// every other kind, in an order the seed draws, before the draws are
+	// free, so that no seed spares a program the one fault it would fail.
+	var cover []Fault
 	if o.Own != nil {
-		cover = slices.Clone(kinds)
+		cover = mustFaults(o)
+		for _, k := range kinds {
+			if !slices.ContainsFunc(cover, func(f Fault) bool { return f.Kind == k }) {
+				cover = append(cover, Fault{Kind: k})
+			}
+		}
 		rng.Shuffle(len(cover), func(i, j int) { cover[i], cover[j] = cover[j], cover[i] })
 	}
 	var out []Fault
 	at := o.Every / 2
 	for at < o.Duration && len(kinds) > 0 {
 		f := Fault{At: at.Round(time.Millisecond), Kind: kinds[rng.IntN(len(kinds))]}
-		if len(cover) > 0 {
-			f.Kind, cover = cover[0], cover[1:]
+		covering := len(cover) > 0
+		if covering {
+			f.Kind, f.Point, f.Target, f.Must = cover[0].Kind, cover[0].Point, cover[0].Target, cover[0].Must
+			cover = cover[1:]
 		}
 		f.AtMS = f.At.Milliseconds()
 		relay := func() string { return name("relay", 1+rng.IntN(o.Relays)) }
@@ -70,30 +78,68 @@ func Schedule(o Options) []Fault {
 			}
 			return pts[rng.IntN(len(pts))]
 		}
-		switch f.Kind {
-		case KillRelay:
+		switch {
+		case f.Must && (f.Kind == KillRelay || f.Kind == PauseRelay):
+			f.Target = relay()
+		case f.Must && f.Kind == KillConsumer:
+			f.Target = consumer()
+		case f.Must:
+			// cut-amqp and drop-confirm name the role; their copy is
+			// picked when they are injected.
+		case f.Kind == KillRelay:
 			f.Target, f.Point = relay(), pointOf(rPoints)
-		case KillConsumer:
+		case f.Kind == KillConsumer:
 			f.Target, f.Point = consumer(), pointOf(cPoints)
-		case KillProducer:
+		case f.Kind == KillProducer:
 			f.Target, f.Point = "producer", pointOf(producerPoints)
-		case DropConfirm:
+		case f.Kind == DropConfirm:
 			f.Target = "relays"
-		case CutAMQP:
+		case f.Kind == CutAMQP:
 			// The proxy cuts whichever connection sends the next frame of
 			// the kind: a relay's publish or a consumer's ack.
 			f.Target = []string{"relays", "consumers"}[rng.IntN(2)]
-		case PauseRelay:
+		case f.Kind == PauseRelay:
 			f.Target, f.Point = relay(), pPoints[rng.IntN(len(pPoints))]
-		case RestartBroker:
+		case f.Kind == RestartBroker:
 			f.Target = "broker"
-		case CutMySQL:
+		case f.Kind == CutMySQL:
 			f.Target = []string{"outbox", "idempotency"}[rng.IntN(2)]
-		case SMSTimeout, SMSError:
+		case f.Kind == SMSTimeout, f.Kind == SMSError:
 			f.Target = "provider"
 		}
 		out = append(out, f)
-		at += o.Every/2 + time.Duration(rng.Int64N(int64(o.Every)))
+		if covering {
+			// The cover comes closer together, so that it fits in a short
+			// schedule.
+			at += o.Every/2 + time.Duration(rng.Int64N(int64(o.Every/2)))
+		} else {
+			at += o.Every/2 + time.Duration(rng.Int64N(int64(o.Every)))
+		}
+	}
+	return out
+}
+
+// mustFaults are the faults a program of its own in o's role cannot
+// survive unless it is right, each at the point where it hurts, among
+// o.Faults: a consumer killed with its ack cut after its commit (an
+// effect without a mark repeats), killed right after its ack reached the
+// broker (an ack before the commit loses), its connection cut at an ack; a
+// relay killed at its publish and at the broker's confirm, a confirm
+// dropped, its connection cut at a publish, frozen past its lease.
+func mustFaults(o Options) []Fault {
+	var want []Fault
+	if o.Own.Role == "consumer" {
+		want = []Fault{{Kind: KillConsumer, Point: "ack"}, {Kind: KillConsumer, Point: "after-ack"}, {Kind: CutAMQP, Target: "consumers"}}
+	} else {
+		want = []Fault{{Kind: KillRelay, Point: "publish"}, {Kind: KillRelay, Point: "confirm"}, {Kind: DropConfirm, Target: "relays"},
+			{Kind: CutAMQP, Target: "relays"}, {Kind: PauseRelay}}
+	}
+	var out []Fault
+	for _, f := range want {
+		if slices.Contains(o.Faults, f.Kind) {
+			f.Must = true
+			out = append(out, f)
+		}
 	}
 	return out
 }

@@ -40,7 +40,7 @@ type smsProvider struct {
 	late, fail int
 }
 
-func startSMS(hist *History) (*smsProvider, error) {
+func startSMS(hist *History, ev *evidence) (*smsProvider, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("start the SMS provider: %w", err)
@@ -58,7 +58,11 @@ func startSMS(hist *History) (*smsProvider, error) {
 		}
 		hist.Wire("provider", "sms", "order-"+strconv.FormatInt(m.To, 10)+"-sms", detail)
 		if !replayed {
-			hist.Applied(m.To, time.Now()) // the timeline's applied line, and the latency
+			now := time.Now()
+			hist.Applied(m.To, now) // the timeline's applied line, and the latency
+			if ev != nil {
+				ev.sent(m.To, now)
+			}
 		}
 	}
 	p.http = &http.Server{Handler: p, ReadHeaderTimeout: 5 * time.Second}

@@ -5,13 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
-	"github.com/charmbracelet/x/ansi"
-
+	"github.com/rmlab/lab/internal/plain"
 	"github.com/rmlab/lab/services"
 )
 
@@ -122,27 +118,7 @@ func (r *Room) Log(ctx context.Context, n int) ([]Entry, error) {
 	return out, rows.Err()
 }
 
-// Plain is s as one line of plain text of at most max bytes, cut on a
-// character boundary: every escape sequence (colours, OSC 8 links, cursor
-// moves) and control character removed, runs of spaces, tabs and line
-// breaks made one space.
+// Plain is s as one line of plain text of at most max bytes (plain.Line).
 // What the instructor says reaches every participant's terminal, so it
-// must not be able to drive one; a cut inside a character made MySQL
-// refuse the line (1366).
-func Plain(s string, max int) string {
-	s = ansi.Strip(s)
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r == '\n' || r == '\r' || r == '\t':
-			r = ' '
-		case r == utf8.RuneError || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) && r != '\u200d':
-			continue
-		}
-		if b.Len()+utf8.RuneLen(r) > max {
-			break
-		}
-		b.WriteRune(r)
-	}
-	return strings.Join(strings.Fields(b.String()), " ")
-}
+// must not be able to drive one.
+func Plain(s string, max int) string { return plain.Line(s, max) }

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/rmlab/lab/internal/plain"
 )
 
 // State is where a worker process is in its life.
@@ -116,6 +118,23 @@ func (p *Process) read(r io.Reader) {
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	for sc.Scan() {
 		line := sc.Text()
+		if p.group {
+			// A program the lab did not write speaks no point protocol:
+			// a line of its own that looks like one ("@note applied …")
+			// must not forge the lab's history.
+			line = plain.Line(line, 1000)
+			p.mu.Lock()
+			if p.onLine != nil {
+				p.onLine(line)
+			}
+			p.log = append(p.log, Stamp(time.Since(p.started))+" "+line)
+			if len(p.log) > 200 {
+				p.log = p.log[len(p.log)-200:]
+			}
+			p.notify()
+			p.mu.Unlock()
+			continue
+		}
 		if rest, ok := strings.CutPrefix(line, "@note "); ok {
 			if p.onNote != nil {
 				kind, id, _ := strings.Cut(rest, " ")

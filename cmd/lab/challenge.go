@@ -300,6 +300,13 @@ func challengeRun(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "challenge %d. %s (%s): your program as the %s, %d copies: %s\n", c.Number, c.Title, c.Name, c.Role,
 		max(r.O.Consumers*boolInt(c.Role == "consumer"), r.O.Relays*boolInt(c.Role == "relay")), strings.Join(o.Command, " "))
+	if !*only {
+		r.OnSetup = func(users []string) {
+			for _, u := range users {
+				fmt.Fprintf(stdout, "  it runs as %s\n", u)
+			}
+		}
+	}
 	printSchedule(stdout, r)
 	if *only {
 		return 0
@@ -360,12 +367,21 @@ func printWhy(w io.Writer, s *chaos.Summary, r *chaos.Run) {
 	if s.OK() {
 		return
 	}
-	for _, st := range r.Workers.Statuses() {
-		if !strings.HasPrefix(st.Name, r.O.Own.Role+"-") || len(st.Log) == 0 {
+	// Each copy's last lines across all its lives (the one up at the end
+	// may have written nothing yet), and how its lives ended.
+	for i := 1; i <= max(r.O.Consumers*boolInt(r.O.Own.Role == "consumer"), r.O.Relays*boolInt(r.O.Own.Role == "relay")); i++ {
+		name := fmt.Sprintf("%s-%d", r.O.Own.Role, i)
+		fmt.Fprintf(w, "\n%s (started %d times)", name, s.Restarts[name]+1)
+		if ex := r.Exits(name); ex != "" {
+			fmt.Fprintf(w, "; its lives ended: %s", ex)
+		}
+		lines := r.Hist.LastLines(name)
+		if len(lines) == 0 {
+			fmt.Fprintf(w, "; it wrote nothing\n")
 			continue
 		}
-		fmt.Fprintf(w, "\n%s (started %d times) last wrote:\n", st.Name, s.Restarts[st.Name]+1)
-		for _, l := range st.Log[max(0, len(st.Log)-8):] {
+		fmt.Fprintf(w, "; its last lines:\n")
+		for _, l := range lines[max(0, len(lines)-8):] {
 			fmt.Fprintf(w, "    %s\n", l)
 		}
 	}

@@ -153,8 +153,16 @@ func printSchedule(w io.Writer, r *chaos.Run) {
 		fmt.Fprintf(w, "chaos: %s\n", n)
 	}
 	fmt.Fprintf(w, "schedule (%d faults):\n", len(r.Plan))
+	must := false
 	for _, f := range r.Plan {
-		fmt.Fprintf(w, "  %s\n", f)
+		mark := " "
+		if f.Must {
+			mark, must = "!", true
+		}
+		fmt.Fprintf(w, " %s%s\n", mark, f)
+	}
+	if must {
+		fmt.Fprintln(w, "  (! a fault your program cannot survive unless it is right: every seed plays each, and a run where one found no moment to land in is no pass)")
 	}
 }
 
@@ -165,6 +173,9 @@ func printSummary(w io.Writer, s *chaos.Summary) {
 	}
 	fmt.Fprintf(w, "\n%s  pipeline %s, seed %d, on %s\n", verdict, s.Pipeline, s.Seed, s.Broker)
 	fmt.Fprintf(w, "  orders committed %d of %d; applied once %d, lost %d, twice %d\n", s.Committed, s.Orders, s.Once, s.Lost, s.Twice)
+	if s.Wrong > 0 {
+		fmt.Fprintf(w, "  applied with a wrong amount %d\n", s.Wrong)
+	}
 	absorbed := fmt.Sprintf("duplicates absorbed by the consumer %d; ", s.Absorbed)
 	if s.OwnRole == "consumer" {
 		absorbed = "" // the program's own: the lab sees only what it applied
@@ -200,10 +211,17 @@ func printSummary(w io.Writer, s *chaos.Summary) {
 		if f.Point != "" {
 			target += " at " + f.Point
 		}
-		fmt.Fprintf(w, "    %6.2fs %-14s %s: %s\n", float64(f.T)/1000, f.Kind, target, f.Result)
+		mark := " "
+		if f.Must {
+			mark = "!" // one the program must survive: it must land
+		}
+		fmt.Fprintf(w, "  %s %6.2fs %-14s %s: %s\n", mark, float64(f.T)/1000, f.Kind, target, f.Result)
 	}
 	for _, v := range s.Violations {
 		fmt.Fprintf(w, "  violation: %s\n", v)
+	}
+	for _, n := range s.Refused {
+		fmt.Fprintf(w, "  refused: %s\n", n)
 	}
 	for _, n := range s.Notes {
 		fmt.Fprintf(w, "  note: %s\n", n)
