@@ -30,6 +30,7 @@ type evidence struct {
 	published map[string]map[string][]time.Time // copy → message id → publishes the broker got
 	forbidden []string
 	sms       []smsSent
+	early     []ackSeen // acks held while no effect of their order was visible
 }
 
 type seen struct {
@@ -248,17 +249,8 @@ func (r *Run) checkEvidence(ctx context.Context) ([]finding, error) {
 			}
 		}
 	}
-	if r.O.Own.Role == "consumer" {
-		// An ack says "done": before any effect of its order, it is an ack
-		// of a message never handled (ack-before-commit, or acked unread).
-		for _, a := range e.acks {
-			if a.order == 0 {
-				continue
-			}
-			if !slices.ContainsFunc(effects[a.order], func(t time.Time) bool { return !t.After(a.t.Add(r.clock.tol)) }) {
-				out = append(out, finding{a.order, "acked-unapplied", fmt.Sprintf("%s acked %s at %s, and no effect of order %d had committed by then: ack only after the commit", a.copy, a.id, at(a.t), a.order)})
-			}
-		}
+	for _, a := range e.early {
+		out = append(out, finding{a.order, "acked-unapplied", fmt.Sprintf("%s acked %s at %s while no effect of order %d had committed (the lab looked before it let the ack through): ack only after the commit", a.copy, a.id, at(a.t), a.order)})
 	}
 	if r.O.Own.Role == "relay" {
 		if err := r.checkRelayEvidence(ctx, outbox, copyOf, at, &out); err != nil {
@@ -406,4 +398,42 @@ func evidenceViolations(fs []finding) []string {
 		v = append(v, fmt.Sprintf("%s — %d; %s", what[k], len(by[k]), strings.Join(ex, "; ")))
 	}
 	return v
+}
+
+// probeAck is called with each ack of a consumer of its own before the
+// proxy forwards it: an ack says "done", so some effect of its order must
+// be committed, and visible to another session, by now. The program sent
+// the ack after its commit returned, or it did not; no clock is compared.
+// An ack before the commit is caught whenever its commit had not finished
+// by the time the lab looked (a commit waits for its log to reach disk),
+// not only when a kill lands between the two.
+func (r *Run) probeAck(copy, id string, t time.Time) {
+	n, ok := OrderOf(id)
+	if !ok || r.probe == nil {
+		return
+	}
+	visible := false
+	if r.O.SMS {
+		r.ev.mu.Lock()
+		visible = slices.ContainsFunc(r.ev.sms, func(s smsSent) bool { return s.to == n })
+		r.ev.mu.Unlock()
+	} else {
+		idem := r.names.Name(services.IdempotencyDB)
+		q := "SELECT EXISTS(SELECT 1 FROM " + idem + ".lab_applied WHERE user_id=?) OR EXISTS(SELECT 1 FROM " + idem + ".lab_conflict WHERE business_key=?)"
+		args := []any{n, fmt.Sprintf("order:%d:paid", n)}
+		if r.O.Order {
+			q, args = "SELECT EXISTS(SELECT 1 FROM "+idem+".lab_view WHERE order_id=?)", []any{n}
+		}
+		c, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		err := r.probe.QueryRowContext(c, q, args...).Scan(&visible)
+		cancel()
+		if err != nil {
+			return // the lab could not look: no evidence either way
+		}
+	}
+	if !visible {
+		r.ev.mu.Lock()
+		r.ev.early = append(r.ev.early, ackSeen{copy, t, id, n})
+		r.ev.mu.Unlock()
+	}
 }

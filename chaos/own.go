@@ -32,6 +32,7 @@ type ownMember struct {
 	ids     map[wireKey]string // delivery tag (consumer) or publish seq (relay) → message id, per connection and channel
 	freeze  chan struct{}      // armed by an after-ack kill: stop it at its next ack
 	dropped chan struct{}      // armed by a drop-confirm: closed when its confirm was swallowed
+	arming  chan struct{}      // one fault armed at a frame at a time: a second would replace the first's cut
 	frozen  bool               // a pause holds it stopped now
 }
 
@@ -51,7 +52,7 @@ func (r *Run) addOwn(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	m := &ownMember{name: name, proxy: p, ids: map[wireKey]string{}}
+	m := &ownMember{name: name, proxy: p, ids: map[wireKey]string{}, arming: make(chan struct{}, 1)}
 	r.own[name] = m
 	p.Watch(r.onWire(m))
 	p.Forbid(forbid...)
@@ -180,6 +181,9 @@ func (r *Run) onWire(m *ownMember) func(amqpproxy.Wire) {
 				switch {
 				case w.Op == "ack" && !w.Cut:
 					r.ev.ack(m.name, id, w.Time)
+					if r.O.Own.Role == "consumer" {
+						r.probeAck(m.name, id, w.Time)
+					}
 				case w.Op == "confirm" && !w.Cut && !w.Dropped:
 					r.ev.note(r.ev.confirmed, m.name, id, w.Time)
 				}

@@ -40,6 +40,10 @@ func (r *Run) injectOwn(ctx context.Context, i int, f Fault) (string, bool) {
 		}
 		c, cancel := context.WithTimeout(ctx, ownWindow)
 		defer cancel()
+		if !m.arm(c) {
+			return fmt.Sprintf("no moment: another fault held %s's proxy for %s", m.name, ownWindow), true
+		}
+		defer m.disarm()
 		fired := m.proxy.CutBefore(match)
 		select {
 		case <-fired:
@@ -51,6 +55,19 @@ func (r *Run) injectOwn(ctx context.Context, i int, f Fault) (string, bool) {
 	}
 	return "", false
 }
+
+// arm takes m's proxy for one fault armed at a frame, waiting for one
+// armed before it; false when ctx ended first.
+func (m *ownMember) arm(ctx context.Context) bool {
+	select {
+	case m.arming <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (m *ownMember) disarm() { <-m.arming }
 
 // waitLife is copy mem's live process, waiting for a restart within ctx;
 // nil when none came.
@@ -79,13 +96,18 @@ func (r *Run) killOwn(ctx context.Context, f Fault) string {
 	if p == nil {
 		return fmt.Sprintf("not running: %s was not up for %s", f.Target, ownWindow)
 	}
-	var fired <-chan struct{}
-	var what string
-	switch f.Point {
-	case "":
+	if f.Point == "" {
 		pid := p.PID()
 		p.Kill()
 		return fmt.Sprintf("SIGKILL pid %d", pid)
+	}
+	if !m.arm(c) {
+		return fmt.Sprintf("no moment: another fault held %s's proxy for %s", m.name, ownWindow)
+	}
+	defer m.disarm()
+	var fired <-chan struct{}
+	var what string
+	switch f.Point {
 	case "ack":
 		fired = m.proxy.CutBefore(amqpproxy.Match{Dir: amqpproxy.ToBroker, Class: amqpproxy.ClassBasic, Method: amqpproxy.MethodBasicAck})
 		what = "its ack was cut before the broker got it"
@@ -131,13 +153,17 @@ func (r *Run) killOwn(ctx context.Context, f Fault) string {
 
 // dropOwn swallows the broker's next confirm to copy m, and says whose.
 func (r *Run) dropOwn(ctx context.Context, m *ownMember) string {
+	c, cancel := context.WithTimeout(ctx, ownWindow)
+	defer cancel()
+	if !m.arm(c) {
+		return fmt.Sprintf("no moment: another fault held %s's proxy for %s", m.name, ownWindow)
+	}
+	defer m.disarm()
 	ch := make(chan struct{})
 	m.mu.Lock()
 	m.dropped = ch
 	m.mu.Unlock()
 	m.proxy.DropNextConfirms(1)
-	c, cancel := context.WithTimeout(ctx, ownWindow)
-	defer cancel()
 	select {
 	case <-ch:
 		return "the broker's next confirm to " + m.name + " was dropped"

@@ -51,6 +51,7 @@ type Run struct {
 	ownBroker      string // the broker URL with the program's own login
 	clock          dbClock
 	ev             *evidence
+	probe          *sql.DB // looks for an acked message's effect (probeAck); no default database, so cut-mysql never picks it
 	// OnSetup, when set, is told the program's logins once they exist,
 	// before it starts.
 	OnSetup func(users []string)
@@ -199,6 +200,10 @@ func (r *Run) setup(ctx context.Context) error {
 		if r.clock, err = measureClock(c, r); err != nil {
 			return err
 		}
+		if r.probe, err = services.Open(c, r.cfg.MySQL, ""); err != nil {
+			return err
+		}
+		r.probe.SetMaxOpenConns(4)
 		var copies []string
 		for i := 1; i <= r.ownCopies(); i++ {
 			copies = append(copies, name(r.O.Own.Role, i))
@@ -531,6 +536,9 @@ func (r *Run) close() {
 	}
 	if r.server != nil {
 		r.server.Close()
+	}
+	if r.probe != nil {
+		r.probe.Close()
 	}
 	r.Hist.Flush()
 }
