@@ -50,6 +50,13 @@ var runs = make(chan struct{}, 6)
 // run` would on its first start.
 func program(t *testing.T, which string) []string {
 	t.Helper()
+	if which == "cheats" {
+		bin := filepath.Join(t.TempDir(), "cheats")
+		if out, err := exec.Command("go", "build", "-o", bin, "./testdata/cheats").CombinedOutput(); err != nil {
+			t.Fatalf("go build ./testdata/cheats: %v\n%s", err, out)
+		}
+		return []string{bin}
+	}
 	lang, name, _ := strings.Cut(which, "/")
 	dir := filepath.Join("solutions", lang, name)
 	if l, ok := strings.CutPrefix(lang, "starter:"); ok {
@@ -149,6 +156,7 @@ func TestEveryReferenceSolutionPassesTheChallengesItClaimsUnderEachSeed(t *testi
 					}
 					if inRoom {
 						roomSays(t, "once ✓ (seed 1)")
+						loginsShownAndGone(t, v.out)
 					}
 				})
 			}
@@ -167,8 +175,9 @@ func TestTheStartersAndTheRungBelowFailWithAnExplanationOfAnOrder(t *testing.T) 
 	}{
 		{"once", "starter:go/consumer", "applied twice", "your consumer applied"},
 		{"once", "starter:python/consumer", "applied twice", ""},
-		{"relay", "starter:go/relay", "", "your relay"},
-		{"relay", "starter:python/relay", "", "your relay"},
+		// The starters publish without confirms: the evidence says so first.
+		{"relay", "starter:go/relay", "SENT without a confirm", "never asked for: confirm.select"},
+		{"relay", "starter:python/relay", "SENT without a confirm", "never asked for: confirm.select"},
 		{"business-key", "go/once", "applied twice", "under a new message id"},
 		{"conflict", "go/business-key", "conflict not recorded", "consumed_conflict"},
 		{"sms", "starter:go/sms", "applied twice", "Idempotency-Key"},
@@ -223,5 +232,111 @@ func roomSays(t *testing.T, want string) {
 	out, err := exec.Command(labtest.Lab(t), "room", "--room", env.NS, "--no-docker").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "challenges: "+want) || !strings.Contains(string(out), "alice") {
 		t.Errorf("lab room does not list alice's challenge as %q (%v):\n%s", want, err, out)
+	}
+}
+
+// cheatSeeds are the seeds a cheat that a kill could let through by luck
+// is run under: 1, and up to LAB_CHALLENGE_SEEDS (at most max).
+func cheatSeeds(max int) []uint64 {
+	out := []uint64{1}
+	n, _ := strconv.Atoi(os.Getenv("LAB_CHALLENGE_SEEDS"))
+	for s := 2; s <= min(n, max); s++ {
+		out = append(out, uint64(s))
+	}
+	return out
+}
+
+// Programs that try to pass without doing the work, or do it wrong in a
+// way only evidence shows, each fail with a violation that names what it
+// did (testdata/cheats). They hold what the contract gives a program.
+func TestEveryCheatFailsWithAViolationThatNamesWhatItDid(t *testing.T) {
+	for _, c := range []struct {
+		challenge, cheat string
+		want             []string // in the violations
+		maxSeed          int
+	}{
+		{"once", "bulk", []string{"unearned:", "no message of order"}, 1},
+		{"once", "purge", []string{"forbidden:", "sent queue.purge"}, 1},
+		{"business-key", "assign", []string{"size:", "never set the balance"}, 1},
+		{"conflict", "invent-conflicts", []string{"conflict: conflict rows no delivery carried"}, 1},
+		{"order", "bulk-paid", []string{"unearned:", "PAID v2"}, 1},
+		{"sms", "sms-up-front", []string{"unearned:", "an SMS to user"}, 1},
+		{"relay", "relay-nothing", []string{"sent:", "it never published it"}, 1},
+		{"once", "ack-before-commit", []string{"acked:", "ack only after the commit"}, 5},
+		{"relay", "relay-no-confirms", []string{"sent:", "never asked for"}, 3},
+	} {
+		for _, seed := range cheatSeeds(c.maxSeed) {
+			t.Run(fmt.Sprintf("%s_%s_seed%d", c.challenge, c.cheat, seed), func(t *testing.T) {
+				t.Parallel()
+				v := run(t, c.challenge, seed, append(program(t, "cheats"), c.cheat), "--duration", "5s")
+				if v.code != 1 || v.summary.OK() {
+					t.Fatalf("the cheat %s passed %s under seed %d (exit %d):\n%s", c.cheat, c.challenge, seed, v.code, v.out)
+				}
+				all := strings.Join(v.summary.Violations, "\n")
+				for _, w := range c.want {
+					if !strings.Contains(all, w) {
+						t.Errorf("the violations do not say %q:\n%s", w, all)
+					}
+				}
+				if len(v.summary.Why) == 0 || !strings.Contains(v.out, "why:") {
+					t.Errorf("no explanation printed:\n%s", v.out)
+				}
+				if c.cheat == "relay-nothing" && !strings.Contains(strings.Join(v.summary.Refused, "\n"), "refused UPDATE on") {
+					t.Errorf("the verdict does not say what the program was refused: %q", v.summary.Refused)
+				}
+			})
+		}
+	}
+}
+
+// A correct consumer that exits 0 after every 25 messages passes: no
+// fault armed for one of its lives hits the next (a kill armed at an ack
+// used to fire on the restarted copy and leave it stopped to the end).
+func TestACorrectProgramThatExitsOnItsOwnPassesEverySeed(t *testing.T) {
+	for _, seed := range cheatSeeds(5) {
+		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
+			t.Parallel()
+			v := run(t, "once", seed, append(program(t, "cheats"), "exit-on-its-own"), "--duration", "5s")
+			if v.code != 0 || !v.summary.OK() {
+				t.Fatalf("a correct program that exits on its own failed under seed %d (exit %d):\n%s", seed, v.code, v.out)
+			}
+		})
+	}
+}
+
+// loginsShownAndGone checks that the run said which MySQL users (one per
+// copy) and which RabbitMQ user the program ran as, and that none of them
+// is left on the servers.
+func loginsShownAndGone(t *testing.T, out string) {
+	t.Helper()
+	env := labtest.Of(t)
+	prefix := "rmlab_" + env.NS + "_"
+	for _, u := range []string{prefix + "c1", prefix + "c2"} {
+		if !strings.Contains(out, "it runs as MySQL user "+u+" ") {
+			t.Errorf("the run does not say its program runs as the MySQL user %s:\n%s", u, out)
+		}
+	}
+	var left int
+	if err := env.Svc.MySQL.QueryRow("SELECT COUNT(*) FROM mysql.user WHERE User LIKE ?", prefix+"%").Scan(&left); err != nil || left != 0 {
+		t.Errorf("MySQL users of the run left behind: %d (%v)", left, err)
+	}
+	rmq := prefix + "consumer"
+	if !strings.Contains(out, "it runs as RabbitMQ user "+rmq+" ") {
+		if os.Getenv("LAB_BROKER_CONTROL") == "rabbitmqctl" || os.Getenv("LAB_REQUIRE_MANAGEMENT") != "" {
+			t.Errorf("the run does not say its program runs as the RabbitMQ user %s:\n%s", rmq, out)
+		}
+		return
+	}
+	ctl := os.Getenv("LAB_RABBITMQCTL")
+	if ctl == "" {
+		ctl = "rabbitmqctl"
+	}
+	users, err := exec.Command(ctl, "-q", "list_users").CombinedOutput()
+	if err != nil {
+		t.Logf("cannot list RabbitMQ users with %s (%v): not checked", ctl, err)
+		return
+	}
+	if strings.Contains(string(users), rmq) {
+		t.Errorf("the RabbitMQ user %s is left behind:\n%s", rmq, users)
 	}
 }
