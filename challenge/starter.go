@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	lab "github.com/rmlab/lab"
 )
@@ -110,8 +111,10 @@ func Command(argv []string) []string {
 
 // Warm builds a Go program before the run, so that the first start is not
 // a compile the schedule's first faults cut short, and a program that does
-// not build is said at once. Other programs are left as they are.
-func Warm(ctx context.Context, argv []string) error {
+// not build is said at once. Other programs are left as they are. say,
+// when not nil, is told what it is doing while it does it: a first build
+// downloads the program's modules, which can take minutes.
+func Warm(ctx context.Context, argv []string, say func(string)) error {
 	if len(argv) < 2 || argv[0] != "go" {
 		return nil
 	}
@@ -132,7 +135,30 @@ func Warm(ctx context.Context, argv []string) error {
 	var out bytes.Buffer
 	cmd := exec.CommandContext(ctx, build[0], build[1:]...)
 	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
+	if say == nil {
+		say = func(string) {}
+	}
+	say(fmt.Sprintf("building your program: %s (a first build downloads its modules)", strings.Join(build, " ")))
+	began := time.Now()
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(15 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				say(fmt.Sprintf("still building, %s so far", time.Since(began).Round(time.Second)))
+			}
+		}
+	}()
+	err := cmd.Run()
+	close(done)
+	if err == nil {
+		say(fmt.Sprintf("built in %s", time.Since(began).Round(100*time.Millisecond)))
+	}
+	if err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
 			return fmt.Errorf("your program does not build (%s):\n%s", strings.Join(build, " "), strings.TrimSpace(out.String()))

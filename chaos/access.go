@@ -60,9 +60,12 @@ type dbUser struct {
 	name, password string
 }
 
-// userPrefix is what every MySQL user of namespace ns starts with, so a
-// run (and lab clean) can drop the users a killed run left.
-func userPrefix(ns string) string { return "rmlab_" + ns + "_" }
+func userPrefix(ns string) string { return services.LabUserPrefix(ns) }
+
+func dropDBUsers(ctx context.Context, server *sql.DB, ns string) error {
+	_, err := services.DropLabUsers(ctx, server, ns)
+	return err
+}
 
 // userFor is copy's user name: rmlab_NS_c1 for consumer-1 (at most 25
 // characters, under MySQL's 32).
@@ -118,35 +121,6 @@ func tablesOf(o Options) []string {
 		t = append(t, g.table)
 	}
 	return t
-}
-
-// dropDBUsers drops every MySQL user of namespace ns the lab made.
-func dropDBUsers(ctx context.Context, server *sql.DB, ns string) error {
-	like := strings.NewReplacer("_", `\_`, "%", `\%`).Replace(userPrefix(ns)) + "%"
-	rows, err := server.QueryContext(ctx, "SELECT User, Host FROM mysql.user WHERE User LIKE ?", like)
-	if err != nil {
-		return fmt.Errorf("list the MySQL users a run left (mysql.user): %w", err)
-	}
-	var users [][2]string
-	for rows.Next() {
-		var u, h string
-		if rows.Scan(&u, &h) == nil {
-			users = append(users, [2]string{u, h})
-		}
-	}
-	rows.Close()
-	for _, u := range users {
-		if _, err := server.ExecContext(ctx, fmt.Sprintf("DROP USER IF EXISTS '%s'@'%s'", u[0], u[1])); err != nil {
-			return fmt.Errorf("drop the MySQL user %s: %w", u[0], err)
-		}
-	}
-	return nil
-}
-
-// DropUsers drops the MySQL users a run in namespace ns left behind (a
-// run killed before it could), for lab clean.
-func DropUsers(ctx context.Context, server *sql.DB, ns string) error {
-	return dropDBUsers(ctx, server, ns)
 }
 
 // dsnFor is the DSN of copy, on db, with its own login.

@@ -170,7 +170,15 @@ func (h *History) Begin() {
 	h.mu.Unlock()
 }
 
-// Since is the time since the schedule started (0 before).
+// Elapsed is Since for another goroutine than the history's writers.
+func (h *History) Elapsed() time.Duration {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.Since()
+}
+
+// Since is the time since the schedule started (0 before); the caller
+// holds h.mu.
 func (h *History) Since() time.Duration {
 	if !h.begun {
 		return 0

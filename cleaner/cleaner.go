@@ -154,6 +154,13 @@ func (cl *Cleaner) Namespace(ctx context.Context, names services.Names) {
 			}
 			cl.Report(what, err)
 		}
+		// The logins a challenge's run gives its program, left by a run
+		// that was killed.
+		users, err := services.DropLabUsers(ctx, svc.MySQL, names.NS)
+		for _, u := range users {
+			cl.Report("DROP USER "+u, nil)
+		}
+		cl.Report("", err)
 	}
 
 	if svc.Info.AMQPErr != nil {

@@ -57,7 +57,7 @@ func (challengeKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	if max := r.Env.MaxWorkers; max > 0 && r.Workers.Live()+1+run.O.Relays+run.O.Consumers > max {
 		return fail("this run starts %d processes and %d are running; this lab allows %d", 1+run.O.Relays+run.O.Consumers, r.Workers.Live(), max)
 	}
-	if err := challenge.Warm(ctx, argv); err != nil {
+	if err := challenge.Warm(ctx, argv, nil); err != nil {
 		return fail("%v", err)
 	}
 	live := r.chaosLive()
@@ -86,12 +86,25 @@ func (challengeKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		b.WriteString(w.Text())
 	}
 	if !sum.OK() {
-		for _, st := range r.Workers.Statuses() {
-			if strings.HasPrefix(st.Name, c.Role+"-") && len(st.Log) > 0 {
-				b.WriteString(st.Name + " last wrote:\n")
-				for _, l := range st.Log[max(0, len(st.Log)-5):] {
-					b.WriteString("    " + l + "\n")
-				}
+		// Each copy's last lines across all its lives, and how they ended.
+		for i := 1; i <= run.O.Relays+run.O.Consumers; i++ {
+			name := fmt.Sprintf("%s-%d", c.Role, i)
+			lines := run.Hist.LastLines(name)
+			ex := run.Exits(name)
+			if len(lines) == 0 && ex == "" {
+				continue
+			}
+			b.WriteString(name)
+			if ex != "" {
+				b.WriteString(" (its lives ended: " + ex + ")")
+			}
+			if len(lines) == 0 {
+				b.WriteString(" wrote nothing\n")
+				continue
+			}
+			b.WriteString(" last wrote:\n")
+			for _, l := range lines[max(0, len(lines)-5):] {
+				b.WriteString("    " + l + "\n")
 			}
 		}
 	}

@@ -524,6 +524,9 @@ func (a *App) runNext() tea.Cmd {
 	case len(s.steps) == 0:
 		a.setStatus(a.c.t().NothingToRun, false)
 		return nil
+	case s.Done() && s.failedLast():
+		a.setStatus(a.c.t().ChallengeNotPassed, false)
+		return nil
 	case s.Done():
 		a.setStatus(a.c.t().LessonComplete, false)
 		return nil

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
+
+	lab "github.com/rmlab/lab"
 	"github.com/rmlab/lab/progress"
 	"github.com/rmlab/lab/steps"
 )
@@ -104,5 +106,30 @@ func TestAWorkshopScreenRunsNoProgramAndSaysWhereToRunIt(t *testing.T) {
 	res := k.Run(context.Background(), steps.NewRun(a.c.env, a.sess.run.Lesson, nil), a.sess.steps[0])
 	if res.Passed || !strings.Contains(res.Why+res.Observed, "--room ROOM --as YOU") {
 		t.Fatalf("the challenge step on a workshop's screen: %+v", res)
+	}
+}
+
+// A challenge's header says challenge, not lesson, and a run that failed
+// does not end it as complete.
+func TestAFailedChallengeRunIsNotCalledCompleteAndItsHeaderSaysChallenge(t *testing.T) {
+	a, _ := challengeApp(t, true)
+	a.focus = focusLesson
+	a.relayout()
+	if v := ascii(a.render()); !strings.Contains(v, "challenge 1: ") || strings.Contains(v, "lesson 1: ") {
+		t.Errorf("the header does not say challenge 1:\n%s", v)
+	}
+	a.sess.results[0] = lab.Result{Passed: false, Why: "the challenge failed: lost"}
+	a.sess.next = len(a.sess.steps)
+	v := ascii(a.render())
+	if strings.Contains(v, "Lesson complete") || !strings.Contains(v, "Not passed yet.") {
+		t.Errorf("a failed challenge run reads:\n%s", v)
+	}
+	press(a, "enter")
+	if !strings.Contains(a.status, "not passed yet") {
+		t.Errorf("enter after a failed run says %q", a.status)
+	}
+	a.sess.results[0] = lab.Result{Passed: true}
+	if v := ascii(a.render()); !strings.Contains(v, "Lesson complete") {
+		t.Errorf("a passed challenge run reads:\n%s", v)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+
+	lab "github.com/rmlab/lab"
 )
 
 // relayout sizes every pane for the terminal and the focus.
@@ -118,7 +120,11 @@ func (a *App) header() string {
 	st, t := a.c.st, a.c.t()
 	left := st.Header.Render(" "+t.AppName) + st.Dim.Render(t.LangLabel+a.c.lang)
 	if l := a.current(); l != nil {
-		left += st.Dim.Render(fmt.Sprintf(t.LessonN, l.Number)) + oneLine(l.Title)
+		n := t.LessonN
+		if l.Part == lab.PartChallenges {
+			n = t.ChallengeN
+		}
+		left += st.Dim.Render(fmt.Sprintf(n, l.Number)) + oneLine(l.Title)
 	}
 	right := st.Dim.Render(t.HelpQuit)
 	if !a.timerUntil.IsZero() {

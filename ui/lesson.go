@@ -433,6 +433,8 @@ func (p *lessonPane) action(w int) []string {
 				out = append(out, style.Render(l))
 			}
 		}
+	case s.Done() && s.failedLast():
+		out = []string{st.Bad.Render(t.NotPassed) + st.Dim.Render(t.NotPassedHint)}
 	case s.Done():
 		out = []string{st.Good.Render(t.Complete) + st.Dim.Render(t.CompleteHint)}
 	default:

@@ -74,6 +74,17 @@ func newSession(ctx context.Context, env *steps.Env, l *lab.Lesson, after <-chan
 // Done reports whether every step has run.
 func (s *session) Done() bool { return s.next >= len(s.steps) }
 
+// failedLast reports whether the lesson ends in a challenge step whose
+// run failed: a challenge that ran to its end without a pass is not
+// complete.
+func (s *session) failedLast() bool {
+	if len(s.steps) == 0 || s.steps[len(s.steps)-1].Kind != "challenge" {
+		return false
+	}
+	r, ok := s.results[len(s.steps)-1]
+	return ok && !r.Passed && !r.Skipped
+}
+
 // stepDoneMsg carries one step's result back to Update.
 type stepDoneMsg struct {
 	sid int

@@ -21,6 +21,7 @@ type text struct {
 	AppName     string
 	LangLabel   string // "  lang: "
 	LessonN     string // "  lesson %d: "
+	ChallengeN  string // "  challenge %d: "
 	HelpQuit    string
 	HintsList   []string // footer hints in the lesson list, most useful first
 	HintsLesson []string // footer hints in a lesson
@@ -63,6 +64,8 @@ type text struct {
 	PredictKeys    string
 	Complete       string
 	CompleteHint   string
+	NotPassed      string // a challenge whose run failed
+	NotPassedHint  string
 	RunStep        string // "enter: run step %d/%d (%s)"
 	ResumeOffer    string // "you had run %d of %d steps"
 	ResumeHint     string // "enter: resume … · r: start over"
@@ -158,6 +161,7 @@ type text struct {
 	StepIsRunning      string
 	NothingToRun       string
 	LessonComplete     string
+	ChallengeNotPassed string
 	StepFailed         string // "step %d failed: %s"
 }
 
@@ -165,6 +169,7 @@ var textEN = text{
 	AppName:     "reliable-messaging lab",
 	LangLabel:   "  lang: ",
 	LessonN:     "  lesson %d: ",
+	ChallengeN:  "  challenge %d: ",
 	HelpQuit:    "? help  q quit ",
 	HintsList:   []string{"up/down select", "enter open", "r reset lesson", "R reset all", "l en/zh", "? help", "q quit"},
 	HintsLesson: []string{"enter run next", "up/down scroll/select", "tab panels", "k kill", "c continue", "r reset", "l en/zh", "esc list", "pgup/pgdn"},
@@ -230,6 +235,8 @@ var textEN = text{
 	PredictKeys:    "  (up/down, enter: predict, then watch)",
 	Complete:       "Lesson complete.",
 	CompleteHint:   " r runs it again; esc for the list",
+	NotPassed:      "Not passed yet.",
+	NotPassedHint:  " the verdict above says why; p sets another program, r runs it again; esc for the list",
 	RunStep:        "enter: run step %d/%d (%s)",
 	ResumeOffer:    "You had run %d of %d steps of this lesson.",
 	ResumeHint:     "enter: resume (re-runs them first, with replay's short waits)   r: start over",
@@ -339,6 +346,7 @@ var textEN = text{
 	StepIsRunning:      "a step is running; keys still work, enter waits for it",
 	NothingToRun:       "explain-only lesson: nothing to run",
 	LessonComplete:     "lesson complete: r runs it again",
+	ChallengeNotPassed: "not passed yet: p sets another program, r runs it again",
 	StepFailed:         "step %d failed: %s",
 }
 
@@ -346,6 +354,7 @@ var textZH = text{
 	AppName:     "可靠消息实验室",
 	LangLabel:   "  语言: ",
 	LessonN:     "  第 %d 课: ",
+	ChallengeN:  "  挑战 %d: ",
 	HelpQuit:    "? 帮助  q 退出 ",
 	HintsList:   []string{"up/down 选择", "enter 打开", "r 重置本课", "R 全部重置", "l en/zh", "? 帮助", "q 退出"},
 	HintsLesson: []string{"enter 运行下一步", "up/down 滚动/选择", "tab 面板", "k 杀死", "c 继续", "r 重置", "l en/zh", "esc 列表", "pgup/pgdn"},
@@ -411,6 +420,8 @@ var textZH = text{
 	PredictKeys:    "  (up/down, enter: 先预测，再观察)",
 	Complete:       "本课完成。",
 	CompleteHint:   " r 再运行一次；esc 回到列表",
+	NotPassed:      "还没有通过。",
+	NotPassedHint:  " 上面的判定说明了原因；p 换一个程序，r 再运行一次；esc 回到列表",
 	RunStep:        "enter: 运行第 %d/%d 步（%s）",
 	ResumeOffer:    "这一课你已运行了 %d/%d 步。",
 	ResumeHint:     "enter: 继续（先用回放的短等待重跑这些步骤）   r: 从头开始",
@@ -520,6 +531,7 @@ var textZH = text{
 	StepIsRunning:      "有步骤正在运行；按键照常可用，enter 会等它结束",
 	NothingToRun:       "只读课程：没有可运行的步骤",
 	LessonComplete:     "本课完成：r 再运行一次",
+	ChallengeNotPassed: "还没有通过：p 换一个程序，r 再运行一次",
 	StepFailed:         "第 %d 步失败: %s",
 }
 

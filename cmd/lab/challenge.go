@@ -313,11 +313,13 @@ func challengeRun(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := challenge.Warm(ctx, o.Command); err != nil {
+	if err := challenge.Warm(ctx, o.Command, func(s string) { fmt.Fprintln(stdout, "  "+s) }); err != nil {
 		fmt.Fprintf(stderr, "lab challenge run: %v\n", err)
 		return 2
 	}
+	stopCounts := printCounts(stdout, r)
 	s, err := r.Execute(ctx)
+	stopCounts()
 	if err != nil {
 		printErr(stderr, err)
 		return 2
@@ -385,6 +387,38 @@ func printWhy(w io.Writer, s *chaos.Summary, r *chaos.Run) {
 			fmt.Fprintf(w, "    %s\n", l)
 		}
 	}
+}
+
+// printCounts prints a line a second of what the run has done so far,
+// until the returned stop is called.
+func printCounts(w io.Writer, r *chaos.Run) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			tl := r.Hist.Timeline()
+			var sum chaos.Bucket
+			for _, b := range tl.Seconds {
+				sum.Committed += b.Committed
+				sum.Published += b.Published
+				sum.Applied += b.Applied
+			}
+			if tl.Phase == "setup" || tl.Phase == "" {
+				continue
+			}
+			fmt.Fprintf(w, "  %5.1fs %-8s committed %d, published %d, applied %d, faults %d\n", r.Hist.Elapsed().Seconds(), tl.Phase,
+				sum.Committed, sum.Published, sum.Applied, len(tl.Faults))
+		}
+	}()
+	return func() { close(done); <-finished }
 }
 
 func boolInt(b bool) int {
