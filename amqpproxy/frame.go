@@ -45,6 +45,8 @@ const (
 	MethodConfirmSelect   uint16 = 10
 	MethodConfirmSelectOk uint16 = 11
 
+	methodConnectionClose uint16 = 50
+
 	MethodQueuePurge     uint16 = 30
 	MethodQueueDelete    uint16 = 40
 	MethodExchangeDelete uint16 = 20

@@ -13,7 +13,7 @@ type Wire struct {
 	Conn        int
 	Dir         Direction
 	Channel     uint16
-	Op          string // consume, publish, deliver, ack, nack, reject, confirm, confirm-nack, forbidden
+	Op          string // consume, publish, deliver, ack, nack, reject, confirm, confirm-nack, forbidden, refused
 	Tag         uint64 // the delivery tag, or the publish seq in confirm mode
 	Multiple    bool
 	Redelivered bool
@@ -22,7 +22,7 @@ type Wire struct {
 	Queue       string // consume
 	Cut         bool   // CutBefore or Forbid: the frame was not forwarded and the connection was closed instead
 	Dropped     bool   // confirm: swallowed by DropConfirm; the publisher never read it
-	Method      string // forbidden: the method refused, e.g. queue.purge
+	Method      string // forbidden: the method refused, e.g. queue.purge; refused: the broker's reply text
 }
 
 // Watch calls fn with each Wire of every connection, from the proxy's
@@ -101,6 +101,18 @@ func (p *Proxy) consumeCutBefore(dir Direction, class, method uint16) bool {
 // watchFrame turns a frame into a Wire for the watcher. A publish or
 // deliver waits on its channel for the content header.
 func (c *conn) watchFrame(st *chanState, dir Direction, f Frame, now time.Time, fn func(Wire)) {
+	if dir == ToClient && f.Type == FrameMethod {
+		// The broker refusing the login something (403 ACCESS_REFUSED)
+		// closes the channel or the connection with why.
+		if class, method, ok := f.Method(); ok && (class == ClassChannel && method == MethodChannelClose || class == ClassConnection && method == methodConnectionClose) {
+			d := decoder{b: f.Payload[4:]}
+			code := d.uint16()
+			text := d.shortstr()
+			if !d.bad && code == 403 {
+				fn(Wire{Time: now, Conn: c.id, Dir: dir, Channel: f.Channel, Op: "refused", Method: text})
+			}
+		}
+	}
 	if st == nil {
 		return
 	}

@@ -3,6 +3,7 @@ package amqpproxy_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -238,4 +239,22 @@ func TestADroppedConfirmIsWatchedAsDroppedAndTheOthersOfAMultipleAckAsRead(t *te
 	if dropped != 1 || read != 2 {
 		t.Fatalf("watched %d dropped and %d read confirms, want 1 and 2", dropped, read)
 	}
+}
+
+func TestTheWatcherSeesTheBrokerRefuseALoginSomething(t *testing.T) {
+	p := newProxy(t)
+	var seen wires
+	p.Watch(seen.add)
+	_, ch := dialViaProxy(t, p)
+	// guest may not declare an exchange in amq.*: the broker answers 403.
+	if err := ch.ExchangeDeclare("amq.lab-refused", "direct", false, true, false, false, nil); err == nil {
+		t.Fatal("the broker took an exchange named amq.*")
+	}
+	time.Sleep(100 * time.Millisecond)
+	for _, w := range seen.ops() {
+		if w.Op == "refused" && strings.Contains(w.Method, "ACCESS_REFUSED") {
+			return
+		}
+	}
+	t.Fatalf("the watcher saw no refusal: %+v", seen.ops())
 }

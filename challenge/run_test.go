@@ -3,6 +3,7 @@ package challenge_test
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
+
 	"github.com/rmlab/lab/challenge"
 	"github.com/rmlab/lab/chaos"
 	"github.com/rmlab/lab/internal/labtest"
@@ -19,7 +22,18 @@ import (
 	"github.com/rmlab/lab/room"
 )
 
-func TestMain(m *testing.M) { labtest.Main(m) }
+func TestMain(m *testing.M) {
+	// Each test here is a whole pipeline that mostly waits; go test's
+	// default parallelism (GOMAXPROCS: 2 on a 2-core machine) would run
+	// them two at a time. -parallel on the command line still wins.
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		flag.Set("test.parallel", "4")
+	}
+	labtest.Main(m)
+}
 
 // python is Debian's python3 with python3-pika and python3-pymysql (a
 // python3 earlier on PATH, pyenv's, may lack them).
@@ -43,7 +57,7 @@ func seedsOf(challenge, solution string) []uint64 {
 // runs bounds how many challenge runs go at once: each is a whole
 // pipeline (mostly waiting), and two cores are shared with the other
 // packages' tests.
-var runs = make(chan struct{}, 6)
+var runs = make(chan struct{}, 4)
 
 // program is the argv that runs a solution or a starter (go/once,
 // python/consumer, starter:go/relay); a Go one is built first, as `go
@@ -338,5 +352,36 @@ func loginsShownAndGone(t *testing.T, out string) {
 	}
 	if strings.Contains(string(users), rmq) {
 		t.Errorf("the RabbitMQ user %s is left behind:\n%s", rmq, users)
+	}
+}
+
+// Where the lab's login cannot create MySQL users, the run refuses to
+// grade (exit 2) and says why, rather than give the program its own login.
+func TestARunWhoseLoginCannotCreateUsersRefusesToGrade(t *testing.T) {
+	env := labtest.Of(t)
+	env.Queue(chaos.QueueName)
+	user := "labnocu_" + env.NS
+	db := env.Svc.MySQL
+	for _, stmt := range []string{
+		"DROP USER IF EXISTS '" + user + "'@'%'",
+		"CREATE USER '" + user + "'@'%'",
+		"GRANT ALL ON *.* TO '" + user + "'@'%'",
+		"REVOKE CREATE USER ON *.* FROM '" + user + "'@'%'",
+	} {
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	t.Cleanup(func() { db.Exec("DROP USER IF EXISTS '" + user + "'@'%'") })
+	dc, err := mysql.ParseDSN(env.Config().MySQL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dc.User, dc.Passwd, dc.DBName = user, "", ""
+	cmd := exec.Command(labtest.Lab(t), "challenge", "run", "once", "--namespace", env.NS, "--no-docker", "--mysql", dc.FormatDSN(), "--", "true")
+	out, _ := cmd.CombinedOutput()
+	if code := cmd.ProcessState.ExitCode(); code != 2 || !strings.Contains(string(out), "cannot give your program a MySQL user of its own") ||
+		!strings.Contains(string(out), "CREATE USER") || strings.Contains(string(out), "PASS") {
+		t.Fatalf("exit %d:\n%s", code, out)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rmlab/lab/amqpproxy"
+	"github.com/rmlab/lab/internal/plain"
 	"github.com/rmlab/lab/relay"
 	"github.com/rmlab/lab/services"
 	labsql "github.com/rmlab/lab/sql"
@@ -122,6 +123,10 @@ func (r *Run) onWire(m *ownMember) func(amqpproxy.Wire) {
 				d += ", no-ack (auto-ack)"
 			}
 			r.Hist.Event(m.name, "consume", d)
+		case "refused":
+			// What the broker refused the program's login, as its own
+			// line would say it: the verdict names it.
+			r.Hist.Event(m.name, "output", "(the broker, to "+m.name+") "+plain.Line(w.Method, 300))
 		case "forbidden":
 			r.ev.forbid(fmt.Sprintf("%s sent %s at %.2fs", m.name, w.Method, w.Time.Sub(r.Hist.Start()).Seconds()))
 			r.Hist.Event(m.name, "forbidden", w.Method+": refused, and its connection closed")
