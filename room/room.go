@@ -469,7 +469,8 @@ func (r *Room) Reset(ctx context.Context, name string, clean func(ctx context.Co
 			break
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("room %s: %s's screen on %s did not close within %s; nothing was reset", r.Name, name, held, ScreenClosed+Stale)
+			on, _, _ := strings.Cut(held, "#") // server#session
+			return fmt.Errorf("room %s: %s's screen on %s did not close within %s; nothing was reset", r.Name, name, on, ScreenClosed+Stale)
 		}
 		select {
 		case <-ctx.Done():

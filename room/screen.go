@@ -22,8 +22,8 @@ const (
 // participant's namespace: a reconnect then is told to retry.
 const Resetting = "reset"
 
-// Claim takes participant's one screen in the room for holder (a server,
-// or Resetting). It returns who holds it instead when another holder's
+// Claim takes participant's one screen in the room for holder (a
+// server's session, "SERVER#TOKEN", or Resetting). It returns who holds it instead when another holder's
 // beat is fresh: a participant may have one screen in the whole room, or
 // a reset on one server would drop the databases under a live session on
 // another.

@@ -2,8 +2,11 @@ package workshop
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"time"
 
@@ -75,8 +78,14 @@ func (s *Server) admit(next ssh.Handler) ssh.Handler {
 			s.mu.Unlock()
 		}()
 		rm := s.room()
+		// The claim is this session's, not this server's: a release late
+		// from a session that ended (its run closing) must never free the
+		// claim of the next session of the same name on the same server.
+		holder := ""
 		if rm != nil {
-			held, err := s.claim(sess.Context(), rm, user)
+			holder = rm.Server + "#" + token()
+			held, err := s.claim(sess.Context(), rm, user, holder)
+			on, _, _ := strings.Cut(held, "#")
 			switch {
 			case err != nil:
 				refuse(fmt.Sprintf("the room's database did not answer (%v); try again in a moment", err))
@@ -85,37 +94,66 @@ func (s *Server) admit(next ssh.Handler) ssh.Handler {
 				refuse(fmt.Sprintf("%s is being reset by the instructor; try again in a few seconds", user))
 				return
 			case held != "":
-				refuse(fmt.Sprintf("%s already has a screen open on %s; close it there first (one screen per participant in the room)", user, held))
+				refuse(fmt.Sprintf("%s already has a screen open on %s; close it there first (one screen per participant in the room)", user, on))
 				return
 			}
-			go s.beat(sess.Context(), rm, user)
+			go s.beat(sess.Context(), rm, user, holder)
 		}
+		s.setLive(user, true)
 		s.guard.admitted(sess.RemoteAddr())
 		s.logf("%s logged in", who)
 		st.run(next)
 		s.logf("session of %s ended%s", who, st.because())
+		// A session's end ends its connection: no keepalives answered for
+		// it, no second session opened on it.
+		if c, ok := sess.Context().Value(ssh.ContextKeyConn).(interface{ Close() error }); ok {
+			defer c.Close()
+		}
 		// The claim goes only once the screen's run has closed (its
 		// workers are dead), which follows the session's end: a reset
 		// waits for it before it cleans.
-		if rm != nil {
-			go func() {
-				st.waitClosed(10 * time.Second)
+		go func() {
+			st.waitClosed(10 * time.Second)
+			s.setLive(user, false)
+			if rm != nil {
 				c, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 				defer cancel()
-				rm.Release(c, user, rm.Server)
-			}()
-		}
+				rm.Release(c, user, holder)
+			}
+		}()
 	}
+}
+
+// setLive records whether user holds a screen here that has not closed.
+func (s *Server) setLive(user string, on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if on {
+		s.live[user] = true
+	} else {
+		delete(s.live, user)
+	}
+}
+
+// token is a session's own mark in its claim.
+func token() string {
+	b := make([]byte, 6)
+	rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 // claim takes user's screen in the room, waiting a few seconds for one
 // that is closing (a participant who quit on one server and at once
 // connects to another; a reset finishing).
-func (s *Server) claim(ctx context.Context, rm *room.Room, user string) (string, error) {
-	deadline := time.Now().Add(claimWait)
+func (s *Server) claim(ctx context.Context, rm *room.Room, user, holder string) (string, error) {
+	wait := s.cfg.ClaimWait
+	if wait <= 0 {
+		wait = claimWait
+	}
+	deadline := time.Now().Add(wait)
 	for {
 		c, cancel := context.WithTimeout(ctx, 5*time.Second)
-		held, err := rm.Claim(c, user, rm.Server)
+		held, err := rm.Claim(c, user, holder)
 		cancel()
 		if err != nil || held == "" || time.Now().After(deadline) {
 			return held, err
@@ -133,7 +171,7 @@ func (s *Server) claim(ctx context.Context, rm *room.Room, user string) (string,
 const claimWait = 5 * time.Second
 
 // beat renews user's screen in the room while their session lasts.
-func (s *Server) beat(ctx context.Context, rm *room.Room, user string) {
+func (s *Server) beat(ctx context.Context, rm *room.Room, user, holder string) {
 	t := time.NewTicker(room.Beat)
 	defer t.Stop()
 	for {
@@ -143,10 +181,11 @@ func (s *Server) beat(ctx context.Context, rm *room.Room, user string) {
 		case <-t.C:
 		}
 		c, cancel := context.WithTimeout(ctx, room.Beat)
-		held, err := rm.Renew(c, user, rm.Server)
+		held, err := rm.Renew(c, user, holder)
 		cancel()
 		if err == nil && !held {
 			s.logf("%s's screen was taken over by another server of the room (this one's beats had stopped)", user)
+			return // once: the claim is gone, and saying it again every beat floods the log
 		}
 	}
 }

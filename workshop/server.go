@@ -45,6 +45,9 @@ type Config struct {
 	// LoginTimeout closes a connection that has not authenticated and
 	// opened its screen this long after it connected (default 30 s).
 	LoginTimeout time.Duration
+	// ClaimWait is how long a login waits for the participant's screen
+	// elsewhere in the room to close before it is refused (0: 5 s).
+	ClaimWait time.Duration
 	// PendingPerAddress caps the connections one address may hold open
 	// before they have a screen (default 64: a class of forty behind one NAT logs
 	// in at once; a flood of silent connections does not pile up).
@@ -81,6 +84,7 @@ type Server struct {
 
 	mu      sync.Mutex
 	seats   map[string]*seat   // participant → their session
+	live    map[string]bool    // participant → a screen claimed in the room and not yet closed
 	stop    context.CancelFunc // ends the room's poller
 	screens sync.WaitGroup     // screens still closing (workers, sessions, the last save)
 
@@ -123,7 +127,7 @@ func New(cfg Config) (*Server, error) {
 	if err := os.MkdirAll(filepath.Dir(cfg.HostKey), 0o700); err != nil {
 		return nil, fmt.Errorf("host key folder %s: %w", filepath.Dir(cfg.HostKey), err)
 	}
-	s := &Server{cfg: cfg, seats: map[string]*seat{}, ownNodes: ownNodes}
+	s := &Server{cfg: cfg, seats: map[string]*seat{}, live: map[string]bool{}, ownNodes: ownNodes}
 	s.auth = newAuth(&s.cfg, s.logf)
 	s.guard = newGuard(cfg.PendingPerAddress, cfg.LoginTimeout, s.logf)
 	opts := []ssh.Option{

@@ -365,6 +365,12 @@ func serveRoom(t *testing.T, name, self string) (string, *room.Room) {
 
 func serveRoomLessons(t *testing.T, name, self, lessons, first string) (string, *room.Room) {
 	t.Helper()
+	addr, rm, _ := serveRoomServer(t, name, self, lessons, first)
+	return addr, rm
+}
+
+func serveRoomServer(t *testing.T, name, self, lessons, first string, claimWait ...time.Duration) (string, *room.Room, *workshop.Server) {
+	t.Helper()
 	svc := connectServices(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -373,8 +379,12 @@ func serveRoomLessons(t *testing.T, name, self, lessons, first string) (string, 
 		t.Fatal(err)
 	}
 	t.Cleanup(rm.Close)
-	addr, _ := start(t, workshop.Config{Seats: 4, Services: svc, Room: rm, LessonsDir: lessons, Start: first})
-	return addr, rm
+	cfg := workshop.Config{Seats: 4, Services: svc, Room: rm, LessonsDir: lessons, Start: first}
+	if len(claimWait) > 0 {
+		cfg.ClaimWait = claimWait[0]
+	}
+	addr, srv := start(t, cfg)
+	return addr, rm, srv
 }
 
 // TestTwoServersOneRoom: two `lab serve` processes' worth of servers on
