@@ -81,7 +81,7 @@ func (s *Server) admit(next ssh.Handler) ssh.Handler {
 		// The claim is this session's, not this server's: a release late
 		// from a session that ended (its run closing) must never free the
 		// claim of the next session of the same name on the same server.
-		holder := ""
+		holder := token() // without a room, the seat is this server's only
 		if rm != nil {
 			holder = rm.Server + "#" + token()
 			held, err := s.claim(sess.Context(), rm, user, holder)
@@ -99,7 +99,7 @@ func (s *Server) admit(next ssh.Handler) ssh.Handler {
 			}
 			go s.beat(sess.Context(), rm, user, holder)
 		}
-		s.setLive(user, true)
+		s.setLive(user, true, holder)
 		s.guard.admitted(sess.RemoteAddr())
 		s.logf("%s logged in", who)
 		st.run(next)
@@ -114,7 +114,13 @@ func (s *Server) admit(next ssh.Handler) ssh.Handler {
 		// waits for it before it cleans.
 		go func() {
 			st.waitClosed(10 * time.Second)
-			s.setLive(user, false)
+			s.mu.Lock()
+			slow := s.beforeRelease
+			s.mu.Unlock()
+			if slow != nil {
+				slow()
+			}
+			s.setLive(user, false, holder)
 			if rm != nil {
 				c, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 				defer cancel()
@@ -124,13 +130,14 @@ func (s *Server) admit(next ssh.Handler) ssh.Handler {
 	}
 }
 
-// setLive records whether user holds a screen here that has not closed.
-func (s *Server) setLive(user string, on bool) {
+// setLive records whether user holds a screen here that has not closed,
+// under its session's holder: an ended session clears only its own.
+func (s *Server) setLive(user string, on bool, holder string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if on {
-		s.live[user] = true
-	} else {
+		s.live[user] = holder
+	} else if s.live[user] == holder {
 		delete(s.live, user)
 	}
 }

@@ -1,9 +1,19 @@
 package workshop
 
+import "time"
+
 // Live reports whether name holds a screen on s that has not closed yet
 // (claimed in the room, its run not closed).
 func (s *Server) Live(name string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.live[name]
+	return s.live[name] != ""
+}
+
+// SlowToClose makes every screen of s take d more to close before its
+// claim is released, as a run with workers to kill does.
+func (s *Server) SlowToClose(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.beforeRelease = func() { time.Sleep(d) }
 }

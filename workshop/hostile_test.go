@@ -452,9 +452,13 @@ func TestResetFromTheRoomScreenEndsCleansAndForgets(t *testing.T) {
 func TestAQuickReconnectLoopNeverHasTwoLiveScreens(t *testing.T) {
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	rmName := roomName(t)
-	wait := 700 * time.Millisecond
-	a, _, sa := serveRoomServer(t, rmName, "server-a", "", "", wait)
-	b, _, sb := serveRoomServer(t, rmName, "server-b", "", "", wait)
+	// B waits long enough for A's first session to close and release: a
+	// release that freed the wrong claim would then let B in.
+	a, _, sa := serveRoomServer(t, rmName, "server-a", "", "", 3*time.Second)
+	b, _, sb := serveRoomServer(t, rmName, "server-b", "", "", 3*time.Second)
+	// A's screens take a second to close, as a run with workers does: the
+	// window in which a late release did its harm.
+	sa.SlowToClose(time.Second)
 	al := who(t, "al")
 	stop := make(chan struct{})
 	var both atomic.Int32
@@ -497,7 +501,7 @@ func TestAQuickReconnectLoopNeverHasTwoLiveScreens(t *testing.T) {
 		return tm, true
 	}
 	connections, rounds := 0, 0
-	for connections < 50 {
+	for rounds < 3 {
 		first, _ := open(a)
 		first.client.Close() // dropped at once
 		connections++
@@ -524,6 +528,13 @@ func TestAQuickReconnectLoopNeverHasTwoLiveScreens(t *testing.T) {
 		}
 		third.client.Close()
 		second.client.Close()
+	}
+	// Then a tight loop, alternating servers, each screen dropped at once.
+	sa.SlowToClose(0)
+	for i := 0; connections < 50; i++ {
+		tm, _ := open([]string{a, b}[i%2])
+		tm.client.Close()
+		connections++
 	}
 	close(stop)
 	if n := both.Load(); n > 0 {

@@ -84,7 +84,9 @@ type Server struct {
 
 	mu      sync.Mutex
 	seats   map[string]*seat   // participant → their session
-	live    map[string]bool    // participant → a screen claimed in the room and not yet closed
+	live    map[string]string  // participant → the holder of a screen claimed in the room and not yet closed
+
+	beforeRelease func() // tests: a run that is slow to close
 	stop    context.CancelFunc // ends the room's poller
 	screens sync.WaitGroup     // screens still closing (workers, sessions, the last save)
 
@@ -127,7 +129,7 @@ func New(cfg Config) (*Server, error) {
 	if err := os.MkdirAll(filepath.Dir(cfg.HostKey), 0o700); err != nil {
 		return nil, fmt.Errorf("host key folder %s: %w", filepath.Dir(cfg.HostKey), err)
 	}
-	s := &Server{cfg: cfg, seats: map[string]*seat{}, live: map[string]bool{}, ownNodes: ownNodes}
+	s := &Server{cfg: cfg, seats: map[string]*seat{}, live: map[string]string{}, ownNodes: ownNodes}
 	s.auth = newAuth(&s.cfg, s.logf)
 	s.guard = newGuard(cfg.PendingPerAddress, cfg.LoginTimeout, s.logf)
 	opts := []ssh.Option{
