@@ -82,13 +82,13 @@ type Server struct {
 	auth  *auth
 	guard *guard
 
-	mu      sync.Mutex
-	seats   map[string]*seat   // participant → their session
-	live    map[string]string  // participant → the holder of a screen claimed in the room and not yet closed
+	mu    sync.Mutex
+	seats map[string]*seat  // participant → their session
+	live  map[string]string // participant → the holder of a screen claimed in the room and not yet closed
 
-	beforeRelease func() // tests: a run that is slow to close
-	stop    context.CancelFunc // ends the room's poller
-	screens sync.WaitGroup     // screens still closing (workers, sessions, the last save)
+	beforeRelease func()             // tests: a run that is slow to close
+	stop          context.CancelFunc // ends the room's poller
+	screens       sync.WaitGroup     // screens still closing (workers, sessions, the last save)
 
 	lessonsOnce sync.Once
 	lessons     []*lab.Lesson
