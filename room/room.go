@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rmlab/lab/internal/plain"
 	"github.com/rmlab/lab/progress"
 	"github.com/rmlab/lab/services"
 	labsql "github.com/rmlab/lab/sql"
@@ -249,6 +250,20 @@ func (r *Room) Participants(ctx context.Context) ([]Participant, error) {
 			}
 			p.FailStep, p.FailWhy = f.Activity.FailStep, f.Activity.FailWhy
 			p.Challenges = f.Challenges
+		}
+		// The room's rows are text from outside this process (another
+		// server, or anyone who could write the table): plain before any
+		// terminal, page or file shows them.
+		for _, s := range []*string{&p.Name, &p.Server, &p.Lesson, &p.Verdicts, &p.FailStep, &p.FailWhy} {
+			*s = plain.Line(*s, 1024)
+		}
+		for n, c := range p.Challenges {
+			if pn := plain.Line(n, 64); pn != n || n == "" {
+				delete(p.Challenges, n)
+				if pn != "" {
+					p.Challenges[pn] = c
+				}
+			}
 		}
 		p.Stuck = p.Online && !p.Done && p.OnStep >= StuckAfter
 		out = append(out, p)

@@ -113,6 +113,7 @@ func (r *Room) Log(ctx context.Context, n int) ([]Entry, error) {
 		if err := rows.Scan(&e.At, &e.Server, &e.Line); err != nil {
 			return nil, err
 		}
+		e.Server, e.Line = plain.Line(e.Server, 128), plain.Line(e.Line, 512)
 		out = append(out, e)
 	}
 	return out, rows.Err()

@@ -5,6 +5,8 @@ import (
 
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/rmlab/lab/internal/plain"
 )
 
 // asciiReplacer swaps East-Asian-ambiguous glyphs for ASCII. A terminal in a
@@ -160,9 +162,12 @@ func padLeft(s string, w int) string {
 	return s
 }
 
-// oneLine flattens a value for a table cell.
+// oneLine flattens a value for a table cell: a value read from a table, a
+// message or a process is text from outside the code, so every escape
+// sequence and control character goes (plain.Text) before a terminal
+// gets it.
 func oneLine(s string) string {
-	return strings.ReplaceAll(asciiSafe(s), "\n", " ")
+	return plain.Text(asciiSafe(s))
 }
 
 // displayWidth is the cells one line takes on screen (never len): CJK is

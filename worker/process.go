@@ -153,6 +153,9 @@ func (p *Process) read(r io.Reader) {
 			p.reached[p.point]++
 		case line == "@done":
 		default:
+			// The lab's own workers print what they read (a message's
+			// body, a row): text from outside the code.
+			line = plain.Text(line)
 			if p.onLine != nil {
 				p.onLine(line)
 			}

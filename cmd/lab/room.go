@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rmlab/lab/cleaner"
+	"github.com/rmlab/lab/internal/plain"
 	"github.com/rmlab/lab/labs"
 	"github.com/rmlab/lab/room"
 	"github.com/rmlab/lab/services"
@@ -77,7 +78,7 @@ func cmdRoom(ctx context.Context, g globals, f roomFlags, stdout, stderr io.Writ
 			return 1
 		}
 		for _, e := range entries {
-			fmt.Fprintf(stdout, "%s  %-28s %s\n", e.At.Format(time.DateTime), e.Server, e.Line)
+			fmt.Fprintf(stdout, "%s  %-28s %s\n", e.At.Format(time.DateTime), plain.Line(e.Server, 128), plain.Line(e.Line, 512))
 		}
 		return 0
 	}
@@ -169,8 +170,12 @@ func cmdRoom(ctx context.Context, g globals, f roomFlags, stdout, stderr io.Writ
 		w := csv.NewWriter(stdout)
 		w.Write([]string{"participant", "state", "lesson", "step", "steps", "on_step_s", "passed", "failed", "fail_step", "fail_why", "verdicts", "server", "updated", "challenges"})
 		for _, p := range ps {
-			w.Write([]string{p.Name, p.State(), p.Lesson, strconv.Itoa(p.Step), strconv.Itoa(p.Steps), strconv.Itoa(int(p.OnStep.Seconds())),
-				strconv.Itoa(p.Passed), strconv.Itoa(p.Failed), p.FailStep, p.FailWhy, p.Verdicts, p.Server, p.Updated.UTC().Format(time.RFC3339), p.ChallengeLine()})
+			row := []string{p.Name, p.State(), p.Lesson, strconv.Itoa(p.Step), strconv.Itoa(p.Steps), strconv.Itoa(int(p.OnStep.Seconds())),
+				strconv.Itoa(p.Passed), strconv.Itoa(p.Failed), p.FailStep, p.FailWhy, p.Verdicts, p.Server, p.Updated.UTC().Format(time.RFC3339), p.ChallengeLine()}
+			for i := range row {
+				row[i] = plain.CSV(row[i]) // a spreadsheet runs a cell that starts a formula
+			}
+			w.Write(row)
 		}
 		w.Flush()
 		if err := w.Error(); err != nil {
@@ -198,9 +203,9 @@ func cmdRoom(ctx context.Context, g globals, f roomFlags, stdout, stderr io.Writ
 			opts = append(opts, o)
 		}
 		sort.Strings(opts)
-		fmt.Fprintf(stdout, "predict %s / %s:", p.Lesson, p.Name)
+		fmt.Fprintf(stdout, "predict %s / %s:", plain.Line(p.Lesson, 64), plain.Line(p.Name, 64))
 		for _, o := range opts {
-			fmt.Fprintf(stdout, "  %s %d", o, p.Answers[o])
+			fmt.Fprintf(stdout, "  %s %d", plain.Line(o, 64), p.Answers[o])
 		}
 		fmt.Fprintf(stdout, "  (answered %d of %d in this lesson)\n", p.Answered, p.Reached)
 	}

@@ -12,6 +12,55 @@ import (
 	"github.com/charmbracelet/x/ansi"
 )
 
+// Text is s as one line of plain text, its spaces kept as they are: every
+// escape sequence and control character removed, line breaks and tabs made
+// spaces. For a table cell or a program's line, whose columns may line up.
+func Text(s string) string {
+	if clean(s) {
+		return s
+	}
+	s = ansi.Strip(s)
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\n' || r == '\r' || r == '\t':
+			r = ' '
+		case bad(r):
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// CSV is s as a CSV cell a spreadsheet shows as text: plain (Line), and a
+// cell that would start a formula (=, +, -, @) starts with ' instead.
+func CSV(s string) string {
+	s = Line(s, 4096)
+	if s != "" && strings.ContainsRune("=+-@", rune(s[0])) {
+		return "'" + s
+	}
+	return s
+}
+
+// clean reports whether s is printable ASCII: nothing to remove (the fast
+// path, most of what a screen shows).
+func clean(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// bad is a rune no terminal should get from outside the code: invalid
+// UTF-8, C0 and C1 controls, format characters (bidi overrides and
+// isolates among them) but the zero-width joiner.
+func bad(r rune) bool {
+	return r == utf8.RuneError || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) && r != '\u200d'
+}
+
 // Line is s as one line of plain text of at most max bytes, cut on a
 // character boundary: every escape sequence (colours, OSC 8 links, cursor
 // moves) and control character (C0, C1, format characters but the
@@ -24,7 +73,7 @@ func Line(s string, max int) string {
 		switch {
 		case r == '\n' || r == '\r' || r == '\t':
 			r = ' '
-		case r == utf8.RuneError || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) && r != '\u200d':
+		case bad(r):
 			continue
 		}
 		if b.Len()+utf8.RuneLen(r) > max {
