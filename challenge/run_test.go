@@ -278,6 +278,10 @@ func TestEveryCheatFailsWithAViolationThatNamesWhatItDid(t *testing.T) {
 		{"relay", "relay-nothing", []string{"sent:", "it never published it"}, 1},
 		{"once", "ack-before-commit", []string{"acked:", "ack only after the commit"}, 5},
 		{"relay", "relay-no-confirms", []string{"sent:", "never asked for"}, 3},
+		// An ack before the commit once some effect of the order is in:
+		// the ack stands for its own event's effect.
+		{"order", "order-early-ack", []string{"acked:", "ack only after the commit"}, 1},
+		{"conflict", "conflict-early-ack", []string{"acked:", "ack only after the commit"}, 1},
 	} {
 		for _, seed := range cheatSeeds(c.maxSeed) {
 			t.Run(fmt.Sprintf("%s_%s_seed%d", c.challenge, c.cheat, seed), func(t *testing.T) {

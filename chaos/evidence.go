@@ -250,7 +250,7 @@ func (r *Run) checkEvidence(ctx context.Context) ([]finding, error) {
 		}
 	}
 	for _, a := range e.early {
-		out = append(out, finding{a.order, "acked-unapplied", fmt.Sprintf("%s acked %s at %s while no effect of order %d had committed (the lab looked before it let the ack through): ack only after the commit", a.copy, a.id, at(a.t), a.order)})
+		out = append(out, finding{a.order, "acked-unapplied", fmt.Sprintf("%s acked %s at %s before its effect had committed (the lab looked before it let the ack through): ack only after the commit", a.copy, a.id, at(a.t))})
 	}
 	if r.O.Own.Role == "relay" {
 		if err := r.checkRelayEvidence(ctx, outbox, copyOf, at, &out); err != nil {
@@ -377,7 +377,7 @@ func evidenceViolations(fs []finding) []string {
 		"unearned":          "unearned: effects with no delivery behind them (an effect must follow the message that carries it, to the copy that makes it)",
 		"size":              "size: effects of another size than their message's amount",
 		"invented-conflict": "conflict: conflict rows no delivery carried",
-		"acked-unapplied":   "acked: messages acked before any effect of their order had committed",
+		"acked-unapplied":   "acked: messages acked before the effect they stand for had committed",
 		"sent-unconfirmed":  "sent: events marked SENT with no confirm of their publish",
 		"no-event":          "published: messages that are no event of the outbox",
 	}
@@ -400,9 +400,34 @@ func evidenceViolations(fs []finding) []string {
 	return v
 }
 
+// effectQuery asks whether the effect an ack of message id (order n)
+// stands for has committed: the event's own, where an order has events of
+// its own effects (an order's version; a repeat with another amount,
+// applied or recorded as a conflict), else any effect of the order (a
+// redelivery, a republish or a re-send with the same amount changes
+// nothing once the order's first is in).
+func (r *Run) effectQuery(n int64, id string) (string, []any) {
+	idem := r.names.Name(services.IdempotencyDB)
+	switch {
+	case r.O.Order:
+		version := 1
+		if strings.HasSuffix(id, "-paid") {
+			version = 2
+		}
+		return "SELECT EXISTS(SELECT 1 FROM " + idem + ".order_view WHERE order_id=? AND version >= ?)", []any{n, version}
+	case r.O.Conflict > 0 && n%int64(r.O.Conflict) == 0:
+		// Both events of the key carry their own effect: applied (its
+		// amount) or recorded as the conflict.
+		return "SELECT EXISTS(SELECT 1 FROM " + idem + ".lab_applied WHERE user_id=? AND delta=?) OR EXISTS(SELECT 1 FROM " + idem +
+			".lab_conflict WHERE business_key=? AND event_id=?)", []any{n, amountOf(id), fmt.Sprintf("order:%d:paid", n), id}
+	}
+	return "SELECT EXISTS(SELECT 1 FROM " + idem + ".lab_applied WHERE user_id=?) OR EXISTS(SELECT 1 FROM " + idem +
+		".lab_conflict WHERE business_key=?)", []any{n, fmt.Sprintf("order:%d:paid", n)}
+}
+
 // probeAck is called with each ack of a consumer of its own before the
-// proxy forwards it: an ack says "done", so some effect of its order must
-// be committed, and visible to another session, by now. The program sent
+// proxy forwards it: an ack says "done", so the effect it stands for
+// (effectQuery) must be committed, and visible to another session, by now. The program sent
 // the ack after its commit returned, or it did not; no clock is compared.
 // An ack before the commit is caught whenever its commit had not finished
 // by the time the lab looked (a commit waits for its log to reach disk),
@@ -418,12 +443,7 @@ func (r *Run) probeAck(copy, id string, t time.Time) {
 		visible = slices.ContainsFunc(r.ev.sms, func(s smsSent) bool { return s.to == n })
 		r.ev.mu.Unlock()
 	} else {
-		idem := r.names.Name(services.IdempotencyDB)
-		q := "SELECT EXISTS(SELECT 1 FROM " + idem + ".lab_applied WHERE user_id=?) OR EXISTS(SELECT 1 FROM " + idem + ".lab_conflict WHERE business_key=?)"
-		args := []any{n, fmt.Sprintf("order:%d:paid", n)}
-		if r.O.Order {
-			q, args = "SELECT EXISTS(SELECT 1 FROM "+idem+".lab_view WHERE order_id=?)", []any{n}
-		}
+		q, args := r.effectQuery(n, id)
 		c, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		err := r.probe.QueryRowContext(c, q, args...).Scan(&visible)
 		cancel()

@@ -22,7 +22,11 @@ type Why struct {
 // Text is the explanation as a learner reads it.
 func (w Why) Text() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "order %d — %s: %s\n", w.Order, w.Verdict, w.Because)
+	if w.Order == 0 { // of no order: a forbidden method
+		fmt.Fprintf(&b, "%s: %s\n", w.Verdict, w.Because)
+	} else {
+		fmt.Fprintf(&b, "order %d — %s: %s\n", w.Order, w.Verdict, w.Because)
+	}
 	for _, l := range w.Story {
 		b.WriteString("    " + l + "\n")
 	}
@@ -286,7 +290,7 @@ func (r *Run) because(verdict string, st *storyOf) string {
 	case verdict == "lost" && role == "relay" && st.cutPub && st.sentAt >= 0:
 		return "your relay published it, the broker never got it, and your relay marked it SENT anyway: mark it SENT only after the broker's confirm, and publish again when no confirm comes"
 	case verdict == "lost" && role == "relay" && st.sentAt >= 0 && len(st.ids) == 0:
-		return "your relay marked it SENT, but no publish of it ever reached the broker (its connection had just been cut): a publish call that returns proves nothing without the broker's confirm; mark it SENT only after the confirm"
+		return "your relay marked it SENT, but no publish of it ever reached the broker: a publish call that returns proves nothing without the broker's confirm; mark it SENT only after the confirm"
 	case verdict == "lost" && role == "relay" && strings.Contains(st.status, "SENDING"):
 		return "your relay claimed it (SENDING) and died before the broker had it, and nothing took the claim back: give a claim a lease (lease_token, locked_until) and let a relay take SENDING events whose lease has run out"
 	case verdict == "lost" && role == "relay":

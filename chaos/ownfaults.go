@@ -27,33 +27,81 @@ func (r *Run) injectOwn(ctx context.Context, i int, f Fault) (string, bool) {
 	role := r.O.Own.Role
 	switch {
 	case (f.Kind == KillConsumer && role == "consumer") || (f.Kind == KillRelay && role == "relay"):
-		return r.killOwn(ctx, f), true
+		if f.Point == "" {
+			return r.killNow(ctx, f.Target), true
+		}
+		return r.anyCopy(ctx, f, f.Target, func(c context.Context, m *ownMember) (string, bool) { return r.killAt(c, m, f.Point) }), true
 	case f.Kind == PauseRelay && role == "relay":
 		return r.freezeOwn(ctx, f), true
 	case f.Kind == DropConfirm && role == "relay":
-		return r.dropOwn(ctx, r.pick(i, role)), true
+		return r.anyCopy(ctx, f, r.pick(i, role).name, r.dropOwn), true
 	case f.Kind == CutAMQP && f.Target == role+"s":
-		m := r.pick(i, role)
-		match, what := amqpproxy.Match{Dir: amqpproxy.ToBroker, Class: amqpproxy.ClassBasic, Method: amqpproxy.MethodBasicAck}, "ack"
-		if role == "relay" {
-			match.Method, what = amqpproxy.MethodBasicPublish, "publish"
-		}
-		c, cancel := context.WithTimeout(ctx, ownWindow)
-		defer cancel()
-		if !m.arm(c) {
-			return fmt.Sprintf("no moment: another fault held %s's proxy for %s", m.name, ownWindow), true
-		}
-		defer m.disarm()
-		fired := m.proxy.CutBefore(match)
-		select {
-		case <-fired:
-			return fmt.Sprintf("%s's connection was cut at its %s, which the broker never got", m.name, what), true
-		case <-c.Done():
-			m.proxy.Disarm(fired)
-			return fmt.Sprintf("no %s from %s within %s: nothing cut", what, m.name, ownWindow), true
-		}
+		return r.anyCopy(ctx, f, r.pick(i, role).name, r.cutOwn), true
 	}
 	return "", false
+}
+
+// anyCopy tries a fault armed at a frame on copy first; a fault the role
+// must survive (Must) then goes on to the other copies, each for its share
+// of the window, so that a copy with nothing to do (its twin won every
+// claim) does not leave the run untested. It returns the last result.
+func (r *Run) anyCopy(ctx context.Context, f Fault, first string, try func(context.Context, *ownMember) (string, bool)) (res string) {
+	names := []string{first}
+	if f.Must {
+		for k := 1; k <= r.ownCopies(); k++ {
+			if n := name(r.O.Own.Role, k); n != first {
+				names = append(names, n)
+			}
+		}
+	}
+	defer func() {
+		if len(names) > 1 && !landed(res) {
+			res += " (tried " + strings.Join(names, " and ") + ")"
+		}
+	}()
+	for _, n := range names {
+		m := r.own[n]
+		if m == nil {
+			return "no such process"
+		}
+		c, cancel := context.WithTimeout(ctx, ownWindow/time.Duration(len(names)))
+		var ok bool
+		res, ok = try(c, m)
+		cancel()
+		if ok || ctx.Err() != nil {
+			return res
+		}
+	}
+	return res
+}
+
+// cutOwn cuts m's connection at its next ack (consumer) or publish (relay),
+// which the broker never gets.
+func (r *Run) cutOwn(ctx context.Context, m *ownMember) (string, bool) {
+	match, what := amqpproxy.Match{Dir: amqpproxy.ToBroker, Class: amqpproxy.ClassBasic, Method: amqpproxy.MethodBasicAck}, "ack"
+	if r.O.Own.Role == "relay" {
+		match.Method, what = amqpproxy.MethodBasicPublish, "publish"
+	}
+	if !m.arm(ctx) {
+		return fmt.Sprintf("no moment: another fault held %s's proxy", m.name), false
+	}
+	defer m.disarm()
+	fired := m.proxy.CutBefore(match)
+	select {
+	case <-fired:
+		return fmt.Sprintf("%s's connection was cut at its %s, which the broker never got", m.name, what), true
+	case <-ctx.Done():
+		m.proxy.Disarm(fired)
+		return fmt.Sprintf("no %s from %s within the window: nothing cut", what, orCopies(m.name, r.ownCopies())), false
+	}
+}
+
+// orCopies says whose frames a fault waited for.
+func orCopies(n string, copies int) string {
+	if copies > 1 {
+		return n + " or its twin"
+	}
+	return n
 }
 
 // arm takes m's proxy for one fault armed at a frame, waiting for one
@@ -84,30 +132,41 @@ func waitLife(ctx context.Context, mem *member) *worker.Process {
 	}
 }
 
-func (r *Run) killOwn(ctx context.Context, f Fault) string {
-	mem := r.sup.get(f.Target)
-	m := r.own[f.Target]
-	if mem == nil || m == nil {
+// killNow kills copy target's live process at once, waiting for one being
+// restarted.
+func (r *Run) killNow(ctx context.Context, target string) string {
+	mem := r.sup.get(target)
+	if mem == nil {
 		return "no such process"
 	}
 	c, cancel := context.WithTimeout(ctx, ownWindow)
 	defer cancel()
 	p := waitLife(c, mem)
 	if p == nil {
-		return fmt.Sprintf("not running: %s was not up for %s", f.Target, ownWindow)
+		return fmt.Sprintf("not running: %s was not up for %s", target, ownWindow)
 	}
-	if f.Point == "" {
-		pid := p.PID()
-		p.Kill()
-		return fmt.Sprintf("SIGKILL pid %d", pid)
+	pid := p.PID()
+	p.Kill()
+	return fmt.Sprintf("SIGKILL pid %d", pid)
+}
+
+// killAt kills copy m at its next frame of point (ack, after-ack, publish,
+// confirm), waiting within ctx for it to be up and to send it.
+func (r *Run) killAt(ctx context.Context, m *ownMember, point string) (string, bool) {
+	mem := r.sup.get(m.name)
+	if mem == nil {
+		return "no such process", false
 	}
-	if !m.arm(c) {
-		return fmt.Sprintf("no moment: another fault held %s's proxy for %s", m.name, ownWindow)
+	if waitLife(ctx, mem) == nil {
+		return fmt.Sprintf("not running: %s was not up within the window", m.name), false
+	}
+	if !m.arm(ctx) {
+		return fmt.Sprintf("no moment: another fault held %s's proxy", m.name), false
 	}
 	defer m.disarm()
 	var fired <-chan struct{}
 	var what string
-	switch f.Point {
+	switch point {
 	case "ack":
 		fired = m.proxy.CutBefore(amqpproxy.Match{Dir: amqpproxy.ToBroker, Class: amqpproxy.ClassBasic, Method: amqpproxy.MethodBasicAck})
 		what = "its ack was cut before the broker got it"
@@ -123,21 +182,26 @@ func (r *Run) killOwn(ctx context.Context, f Fault) string {
 		what = "its publish was cut before the broker got it"
 	case "confirm":
 		fired = m.proxy.CutBefore(amqpproxy.Match{Dir: amqpproxy.ToClient, Class: amqpproxy.ClassBasic, Method: amqpproxy.MethodBasicAck})
-		what = "the broker's confirm was cut before it read it"
+		what = "the broker's confirm to it was cut before it read it"
 	}
 	select {
 	case <-fired:
-	case <-c.Done():
-		if f.Point == "after-ack" {
+	case <-ctx.Done():
+		if point == "after-ack" {
 			m.mu.Lock()
 			m.freeze = nil
 			m.mu.Unlock()
 		} else {
 			m.proxy.Disarm(fired) // so the cut does not hit a later frame
 		}
-		return fmt.Sprintf("no %s from %s within %s: nothing killed", f.Point, f.Target, ownWindow)
+		frame := map[string]string{"ack": "ack", "after-ack": "ack", "publish": "publish", "confirm": "confirm"}[point]
+		dir := "from"
+		if point == "confirm" {
+			dir = "to"
+		}
+		return fmt.Sprintf("no %s %s %s within the window: nothing killed", frame, dir, m.name), false
 	}
-	if f.Point == "after-ack" {
+	if point == "after-ack" {
 		// The ack is on its way; let the proxy forward it before the kill.
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -146,17 +210,15 @@ func (r *Run) killOwn(ctx context.Context, f Fault) string {
 	if q := mem.current(); q != nil {
 		pid := q.PID()
 		q.Kill()
-		return fmt.Sprintf("SIGKILL pid %d: %s", pid, what)
+		return fmt.Sprintf("SIGKILL pid %d of %s: %s", pid, m.name, what), true
 	}
-	return what + "; it had exited on its own by then"
+	return fmt.Sprintf("%s: %s; it had exited on its own by then", m.name, what), true
 }
 
 // dropOwn swallows the broker's next confirm to copy m, and says whose.
-func (r *Run) dropOwn(ctx context.Context, m *ownMember) string {
-	c, cancel := context.WithTimeout(ctx, ownWindow)
-	defer cancel()
-	if !m.arm(c) {
-		return fmt.Sprintf("no moment: another fault held %s's proxy for %s", m.name, ownWindow)
+func (r *Run) dropOwn(ctx context.Context, m *ownMember) (string, bool) {
+	if !m.arm(ctx) {
+		return fmt.Sprintf("no moment: another fault held %s's proxy", m.name), false
 	}
 	defer m.disarm()
 	ch := make(chan struct{})
@@ -166,13 +228,13 @@ func (r *Run) dropOwn(ctx context.Context, m *ownMember) string {
 	m.proxy.DropNextConfirms(1)
 	select {
 	case <-ch:
-		return "the broker's next confirm to " + m.name + " was dropped"
-	case <-c.Done():
+		return "the broker's next confirm to " + m.name + " was dropped", true
+	case <-ctx.Done():
 		m.proxy.DropNextConfirms(-1)
 		m.mu.Lock()
 		m.dropped = nil
 		m.mu.Unlock()
-		return fmt.Sprintf("no confirm came to %s within %s (does it ask for confirms?): nothing dropped", m.name, ownWindow)
+		return fmt.Sprintf("no confirm came to %s within the window (does it ask for confirms?): nothing dropped", orCopies(m.name, r.ownCopies())), false
 	}
 }
 

@@ -63,6 +63,10 @@ func main() {
 		relayNothing(db)
 	case "relay-no-confirms":
 		relayNoConfirms(db, ch)
+	case "order-early-ack":
+		orderEarlyAck(db, ch)
+	case "conflict-early-ack":
+		conflictEarlyAck(db, ch)
 	default:
 		log.Fatalf("no cheat %q", os.Args[1])
 	}
@@ -347,4 +351,95 @@ func relayNoConfirms(db *sql.DB, ch *amqp.Channel) {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
+}
+
+// orderEarlyAck applies each event only over an older version, and acks a
+// PAID before its commit, once the order's row is already CREATED: "some
+// effect of the order" is there, its own is not.
+func orderEarlyAck(db *sql.DB, ch *amqp.Channel) {
+	ch.Qos(10, 0, false)
+	ds, err := ch.Consume(os.Getenv("LAB_QUEUE"), name, false, false, false, false, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for d := range ds {
+		var e struct {
+			OrderID int64  `json:"orderId"`
+			Version int    `json:"version"`
+			Status  string `json:"status"`
+		}
+		json.Unmarshal(d.Body, &e)
+		tx, err := db.Begin()
+		if err != nil {
+			log.Fatal(err)
+		}
+		if _, err := tx.Exec("UPDATE order_view SET status=?, version=? WHERE order_id=? AND version < ?", e.Status, e.Version, e.OrderID, e.Version); err != nil {
+			log.Fatal(err)
+		}
+		early := e.Version == 2
+		if early {
+			d.Ack(false)
+		}
+		if err := tx.Commit(); err != nil {
+			log.Fatal(err)
+		}
+		if !early {
+			d.Ack(false)
+		}
+	}
+	log.Fatal("channel closed")
+}
+
+// conflictEarlyAck applies by business key and records conflicts, but acks
+// a conflicting repeat before its conflict row commits.
+func conflictEarlyAck(db *sql.DB, ch *amqp.Channel) {
+	ch.Qos(10, 0, false)
+	ds, err := ch.Consume(os.Getenv("LAB_QUEUE"), name, false, false, false, false, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	cn := os.Getenv("LAB_CONSUMER_NAME")
+	for d := range ds {
+		var e event
+		json.Unmarshal(d.Body, &e)
+		tx, err := db.Begin()
+		if err != nil {
+			log.Fatal(err)
+		}
+		_, err = tx.Exec("INSERT INTO consumed_operation (consumer_name, business_key, event_id, user_id, amount) VALUES (?, ?, ?, ?, ?)",
+			cn, e.BusinessKey, d.MessageId, e.UserID, e.Amount)
+		var me *mysql.MySQLError
+		switch {
+		case errors.As(err, &me) && me.Number == 1062:
+			var sid string
+			var su, sa int64
+			if err := tx.QueryRow("SELECT event_id, user_id, amount FROM consumed_operation WHERE consumer_name=? AND business_key=? FOR UPDATE", cn, e.BusinessKey).Scan(&sid, &su, &sa); err != nil {
+				log.Fatal(err)
+			}
+			if su == e.UserID && sa == e.Amount {
+				tx.Rollback()
+				d.Ack(false)
+				continue
+			}
+			d.Ack(false) // before the conflict row commits
+			if _, err := tx.Exec("INSERT INTO consumed_conflict (consumer_name, business_key, event_id, user_id, amount, stored_event_id, stored_user_id, stored_amount) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE seen = seen + 1",
+				cn, e.BusinessKey, d.MessageId, e.UserID, e.Amount, sid, su, sa); err != nil {
+				log.Fatal(err)
+			}
+			if err := tx.Commit(); err != nil {
+				log.Fatal(err)
+			}
+		case err != nil:
+			log.Fatal(err)
+		default:
+			if _, err := tx.Exec("UPDATE points_account SET points = points + ? WHERE user_id = ?", e.Amount, e.UserID); err != nil {
+				log.Fatal(err)
+			}
+			if err := tx.Commit(); err != nil {
+				log.Fatal(err)
+			}
+			d.Ack(false)
+		}
+	}
+	log.Fatal("channel closed")
 }
