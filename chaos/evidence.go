@@ -43,6 +43,9 @@ type ackSeen struct {
 	t     time.Time
 	id    string
 	order int64
+	// probeAck: the question asked of the effect, asked again at the end
+	q    string
+	args []any
 }
 
 type smsSent struct {
@@ -72,7 +75,7 @@ func (e *evidence) ack(copy, id string, t time.Time) {
 	n, _ := OrderOf(id)
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.acks = append(e.acks, ackSeen{copy, t, id, n})
+	e.acks = append(e.acks, ackSeen{copy: copy, t: t, id: id, order: n})
 }
 
 func (e *evidence) note(m map[string]map[string][]time.Time, copy, id string, t time.Time) {
@@ -250,6 +253,18 @@ func (r *Run) checkEvidence(ctx context.Context) ([]finding, error) {
 		}
 	}
 	for _, a := range e.early {
+		// Early only if the effect did come, after the ack: one that never
+		// came is a lost order, a conflict not recorded, a stale view,
+		// which the final state names.
+		came := false
+		if a.q == "" {
+			came = slices.ContainsFunc(e.sms, func(s smsSent) bool { return s.to == a.order })
+		} else if err := r.server.QueryRowContext(ctx, a.q, a.args...).Scan(&came); err != nil {
+			return nil, fmt.Errorf("look again for the effect of an ack of %s: %w", a.id, err)
+		}
+		if !came {
+			continue
+		}
 		out = append(out, finding{a.order, "acked-unapplied", fmt.Sprintf("%s acked %s at %s before its effect had committed (the lab looked before it let the ack through): ack only after the commit", a.copy, a.id, at(a.t))})
 	}
 	if r.O.Own.Role == "relay" {
@@ -414,7 +429,9 @@ func (r *Run) effectQuery(n int64, id string) (string, []any) {
 		if strings.HasSuffix(id, "-paid") {
 			version = 2
 		}
-		return "SELECT EXISTS(SELECT 1 FROM " + idem + ".order_view WHERE order_id=? AND version >= ?)", []any{n, version}
+		// The audit, not the row: another copy may have written an older
+		// version over it since (a stale view, another violation).
+		return "SELECT EXISTS(SELECT 1 FROM " + idem + ".lab_view WHERE order_id=? AND new_version >= ?)", []any{n, version}
 	case r.O.Conflict > 0 && n%int64(r.O.Conflict) == 0:
 		// Both events of the key carry their own effect: applied (its
 		// amount) or recorded as the conflict.
@@ -438,12 +455,14 @@ func (r *Run) probeAck(copy, id string, t time.Time) {
 		return
 	}
 	visible := false
+	var q string
+	var args []any
 	if r.O.SMS {
 		r.ev.mu.Lock()
 		visible = slices.ContainsFunc(r.ev.sms, func(s smsSent) bool { return s.to == n })
 		r.ev.mu.Unlock()
 	} else {
-		q, args := r.effectQuery(n, id)
+		q, args = r.effectQuery(n, id)
 		c, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		err := r.probe.QueryRowContext(c, q, args...).Scan(&visible)
 		cancel()
@@ -453,7 +472,7 @@ func (r *Run) probeAck(copy, id string, t time.Time) {
 	}
 	if !visible {
 		r.ev.mu.Lock()
-		r.ev.early = append(r.ev.early, ackSeen{copy, t, id, n})
+		r.ev.early = append(r.ev.early, ackSeen{copy, t, id, n, q, args})
 		r.ev.mu.Unlock()
 	}
 }
