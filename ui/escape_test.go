@@ -67,4 +67,3 @@ func TestATableCellCarriesNoEscapeToTheTerminal(t *testing.T) {
 		t.Errorf("the cell's text was lost:\n%s", v)
 	}
 }
-
