@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -18,7 +19,7 @@ import (
 	"github.com/rmlab/lab/workshop"
 )
 
-const serveUsage = `usage: lab serve [--listen ADDR] [--host-key FILE] [--seats N] [--password-env VAR]
+const serveUsage = `usage: lab serve [--listen ADDR] [--host-key FILE] [--seats N] [--password-file FILE | --password-env VAR]
                  [--participant-keys FILE] [--instructor-keys FILE] [--room NAME]
                  [--idle D] [--login-timeout D] [--own-broker] [--lessons DIR] [service flags]
 
@@ -26,7 +27,8 @@ Serves the lab's screen over SSH to a workshop: each participant runs
   ssh -p 2222 alice@HOST
 and gets the screen in namespace alice (the SSH user name) on this lab's
 servers. Participants log in with the workshop password, read from the
-environment variable --password-env names (never a flag), or a key from
+file --password-file names (or the environment variable --password-env
+names; never a flag), or a key from
 --participant-keys (authorized_keys format). With --room NAME and
 --instructor-keys, ssh instructor@HOST with one of those keys opens the room.
 Nothing but the screens is served.
@@ -46,6 +48,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	hostKey := fs.String("host-key", "", "host key file, created on first start (default: the state directory)")
 	seats := fs.Int("seats", 0, "participants at once (default: what MySQL's free connections hold, at most 20)")
 	passEnv := fs.String("password-env", "LAB_WORKSHOP_PASSWORD", "environment variable holding the workshop password")
+	passFile := fs.String("password-file", "", "file holding the workshop password, its first line (a descriptor too: /dev/fd/3); wins over --password-env")
 	keys := fs.String("participant-keys", "", "authorized_keys file of participants who log in by key")
 	instructorKeys := fs.String("instructor-keys", "", "authorized_keys file of the keys that open the room: ssh instructor@HOST")
 	idle := fs.Duration("idle", 30*time.Minute, "end a session after this long with no key pressed (keepalives do not count)")
@@ -70,11 +73,28 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		}
 		*hostKey = filepath.Join(dir, "rmlab", "workshop", "ssh_host_ed25519")
 	}
-	cfg := workshop.Config{HostKey: *hostKey, Password: os.Getenv(*passEnv), IdleTimeout: *idle, LoginTimeout: *loginTimeout,
+	password := ""
+	switch {
+	case *passFile != "":
+		pw, err := readPassword(*passFile)
+		if err != nil {
+			fmt.Fprintf(stderr, "lab serve: --password-file: %v\n  fix: give a file whose first line is the workshop password\n", err)
+			return 2
+		}
+		password = pw
+	case os.Getenv(*passEnv) != "":
+		// os.Unsetenv leaves the value readable in /proc/PID/environ for
+		// the process's life: start again without it, the password passed
+		// through a pipe instead. Only if that cannot be done, go on with
+		// it unset in the Go environment (workers never inherit it).
+		if err := reexecWithoutPassword(*passEnv); err != nil {
+			fmt.Fprintf(stderr, "lab serve: the password stays readable in this process's /proc environ (%v); --password-file avoids it\n", err)
+		}
+		password = os.Getenv(*passEnv)
+		os.Unsetenv(*passEnv)
+	}
+	cfg := workshop.Config{HostKey: *hostKey, Password: password, IdleTimeout: *idle, LoginTimeout: *loginTimeout,
 		MaxWorkers: *maxWorkers, Binary: binary(), Lang: g.lang, LessonsDir: g.lessons, Log: stderr}
-	// The password is in this process's memory now; every worker process
-	// a participant's lesson starts inherits the environment, so it goes.
-	os.Unsetenv(*passEnv)
 	if *keys != "" {
 		k, err := workshop.ParseKeys(*keys)
 		if err != nil {
@@ -92,7 +112,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		cfg.InstructorKeys = k
 	}
 	if cfg.Password == "" && len(cfg.ParticipantKeys) == 0 {
-		fmt.Fprintf(stderr, "lab serve: no way for participants to log in: export %s=... (the workshop password) or give --participant-keys FILE\n", *passEnv)
+		fmt.Fprintf(stderr, "lab serve: no way for participants to log in: give --password-file FILE (the workshop password), export %s=..., or give --participant-keys FILE\n", *passEnv)
 		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -158,6 +178,50 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// readPassword is the first line of file (a path, or /dev/fd/N).
+func readPassword(file string) (string, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", err
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	line = strings.TrimRight(line, "\r")
+	if line == "" {
+		return "", fmt.Errorf("%s: its first line is empty", file)
+	}
+	return line, nil
+}
+
+// reexecWithoutPassword starts this lab serve again in its own process
+// (same pid), without the variable env in its environment, the password
+// on a pipe it reads as --password-file /dev/fd/N. It returns only on
+// failure.
+func reexecWithoutPassword(env string) error {
+	if len(os.Args) < 2 || os.Args[1] != "serve" {
+		return errors.New("not started as lab serve")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	var p [2]int
+	if err := syscall.Pipe(p[:]); err != nil { // no close-on-exec: the new image reads p[0]
+		return err
+	}
+	if _, err := syscall.Write(p[1], []byte(os.Getenv(env)+"\n")); err != nil {
+		return err
+	}
+	syscall.Close(p[1])
+	var kept []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, env+"=") {
+			kept = append(kept, kv)
+		}
+	}
+	args := append([]string{os.Args[0], "serve", "--password-file", fmt.Sprintf("/dev/fd/%d", p[0])}, os.Args[2:]...)
+	return syscall.Exec(exe, args, kept)
 }
 
 func portOf(a net.Addr) string {

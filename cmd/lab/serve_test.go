@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -256,6 +258,51 @@ func TestServeStartsWithItsDefaultsAndWorkersNeverSeeThePassword(t *testing.T) {
 	}
 	if strings.Contains(log, secretPW) {
 		t.Errorf("the log prints the password")
+	}
+	// Nor lab serve's own: os.Unsetenv left it in /proc/PID/environ.
+	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", serve.Process.Pid)); err != nil || strings.Contains(string(b), secretPW) {
+		t.Errorf("lab serve's /proc environ holds the password (%v)", err)
+	}
+}
+
+// --password-file reads the password from a file (or a descriptor); it is
+// never in the process's environment, and a file with no password is a
+// clear error.
+func TestServeReadsThePasswordFromAFile(t *testing.T) {
+	env := labtest.Connect(t)
+	alice := env.Derived("pf")
+	addr := freePort(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "pw")
+	os.WriteFile(file, []byte("from-a-file\n"), 0o600)
+	empty := filepath.Join(dir, "empty")
+	os.WriteFile(empty, nil, 0o600)
+	if _, errOut, code := runLab(t, "serve", "--listen", addr, "--password-file", empty); code != 2 || !strings.Contains(errOut, "first line is empty") {
+		t.Fatalf("an empty password file: exit %d\n%s", code, errOut)
+	}
+	serve := exec.Command(labBin(t), "serve", "--listen", addr, "--password-file", file)
+	serve.Env = append(os.Environ(), "XDG_STATE_HOME="+t.TempDir())
+	var out syncBuf
+	serve.Stdout, serve.Stderr = &out, &out
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { serve.Process.Kill(); serve.Wait() })
+	var err error
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		var c *gossh.Client
+		c, err = gossh.Dial("tcp", addr, &gossh.ClientConfig{User: alice, Auth: []gossh.AuthMethod{gossh.Password("from-a-file")},
+			HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 2 * time.Second})
+		if err == nil {
+			c.Close()
+			break
+		}
+	}
+	if err != nil {
+		t.Fatalf("the password from the file did not log in: %v\n%s", err, out.String())
+	}
+	if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", serve.Process.Pid)); strings.Contains(string(b), "from-a-file") {
+		t.Error("lab serve's environment holds the password")
 	}
 }
 
