@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -18,14 +19,16 @@ import (
 // --instructor-keys, nothing else).
 const Instructor = "instructor"
 
-// guessInterval is how often one address may try a password once it has
-// guessed wrong: about five guesses a second, across all its connections.
-// An address with no recent failure waits for nothing, so a class behind
-// one NAT address logs in at once.
+// guessInterval is how often a wrong password is answered, per address and
+// per name: about five refusals a second, across all their connections. A
+// right password is answered at once, whoever else guesses from its
+// address, so a class behind one NAT address is never locked out.
 const guessInterval = 200 * time.Millisecond
 
-// suspectFor is how long a wrong guess slows its address down.
-const suspectFor = 10 * time.Second
+// logWindow is how long the log says one address's wrong guesses in one
+// line: the first is told at once, the rest counted and told when the next
+// window opens.
+const logWindow = time.Minute
 
 // auth answers the SSH handshake's questions. It decides only whether a
 // credential may log in: who the session is (the instructor or not) is
@@ -36,63 +39,102 @@ type auth struct {
 	cfg *Config
 	log func(format string, args ...any)
 
-	mu       sync.Mutex
-	next     map[string]time.Time // address → when its next guess may be tried
-	lastFail map[string]time.Time // address → its last wrong guess
+	mu     sync.Mutex
+	next   map[string]time.Time // "ip ADDR" or "name NAME" → when its next refusal may be answered
+	failed map[string]*failures // address → its wrong guesses in the current log window
+}
+
+// failures are one address's wrong guesses since the window began.
+type failures struct {
+	since time.Time
+	n     int
+	names map[string]bool
 }
 
 func newAuth(cfg *Config, log func(string, ...any)) *auth {
-	return &auth{cfg: cfg, log: log, next: map[string]time.Time{}, lastFail: map[string]time.Time{}}
+	return &auth{cfg: cfg, log: log, next: map[string]time.Time{}, failed: map[string]*failures{}}
 }
 
-// password checks the workshop password, one guess at a time per address
-// that has guessed wrong lately.
+// password checks the workshop password. A right one is let in at once; a
+// wrong one is refused only in its turn (one per guessInterval per address
+// and per name), which is what bounds how fast anyone can guess.
 func (a *auth) password(ctx ssh.Context, pass string) bool {
-	ip := host(ctx.RemoteAddr())
-	if wait := a.slot(ip); wait > 0 {
-		select {
-		case <-time.After(wait):
-		case <-ctx.Done():
-			return false
-		}
+	if a.cfg.Password != "" && subtle.ConstantTimeCompare([]byte(pass), []byte(a.cfg.Password)) == 1 {
+		return true
 	}
-	ok := a.cfg.Password != "" && subtle.ConstantTimeCompare([]byte(pass), []byte(a.cfg.Password)) == 1
-	if !ok {
-		a.mu.Lock()
-		a.lastFail[ip] = time.Now()
-		a.prune()
-		a.mu.Unlock()
-		a.log("refused %s from %s: wrong password", safeName(ctx.User()), ip)
+	ip, name := host(ctx.RemoteAddr()), safeName(ctx.User())
+	wait := a.refusal(ip, name)
+	select {
+	case <-time.After(wait):
+	case <-ctx.Done():
 	}
-	return ok
+	return false
 }
 
-// slot reserves the address's next guess and says how long to wait for it.
-func (a *auth) slot(ip string) time.Duration {
+// refusal reserves the next refusal of ip and of name, says how long to
+// wait for it, and logs the guess: the first of a window at once, the
+// rest as a count when the next window opens.
+func (a *auth) refusal(ip, name string) time.Duration {
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	now := time.Now()
-	if now.Sub(a.lastFail[ip]) > suspectFor {
-		return 0
+	wait := time.Duration(0)
+	for _, k := range []string{"ip " + ip, "name " + name} {
+		at := a.next[k]
+		if at.Before(now) {
+			at = now
+		}
+		a.next[k] = at.Add(guessInterval)
+		wait = max(wait, at.Sub(now))
 	}
-	at := a.next[ip]
-	if at.Before(now) {
-		at = now
+	f := a.failed[ip]
+	var summary string
+	first := f == nil || now.Sub(f.since) > logWindow
+	if first && f != nil && f.n > 1 {
+		summary = fmt.Sprintf("refused %d more wrong passwords from %s in the %s from %s (names: %s)", f.n-1, ip, logWindow,
+			f.since.UTC().Format(time.TimeOnly), names(f.names))
 	}
-	a.next[ip] = at.Add(guessInterval)
-	return at.Sub(now)
+	if first {
+		f = &failures{since: now, names: map[string]bool{}}
+		a.failed[ip] = f
+	}
+	f.n++
+	if len(f.names) < 8 {
+		f.names[name] = true
+	}
+	a.prune(now)
+	a.mu.Unlock()
+	if summary != "" {
+		a.log("%s", summary)
+	}
+	if first {
+		a.log("refused %s from %s: wrong password (more from %s in the next %s are counted in one line)", name, ip, ip, logWindow)
+	}
+	return wait
 }
 
-// prune forgets addresses that have not guessed wrong lately, so the maps
-// stay as small as the set of recent guessers. Called with mu held.
-func (a *auth) prune() {
-	if len(a.lastFail) < 1024 {
+func names(m map[string]bool) string {
+	var out []string
+	for n := range m {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return strings.Join(out, ", ")
+}
+
+// prune forgets the turns and windows that have passed, so the maps stay
+// as small as the set of recent guessers. Called with mu held.
+func (a *auth) prune(now time.Time) {
+	if len(a.next)+len(a.failed) < 2048 {
 		return
 	}
-	for ip, t := range a.lastFail {
-		if time.Since(t) > suspectFor {
-			delete(a.lastFail, ip)
-			delete(a.next, ip)
+	for k, t := range a.next {
+		if t.Before(now) {
+			delete(a.next, k)
+		}
+	}
+	for ip, f := range a.failed {
+		if now.Sub(f.since) > logWindow {
+			delete(a.failed, ip)
 		}
 	}
 }

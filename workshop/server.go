@@ -138,6 +138,9 @@ func New(cfg Config) (*Server, error) {
 		func(srv *ssh.Server) error {
 			srv.HandshakeTimeout = cfg.LoginTimeout
 			srv.ConnCallback = s.guard.wrap
+			// Only sessions: no direct-tcpip or any other channel, and a
+			// session's requests bounded before the library keeps them.
+			srv.ChannelHandlers = map[string]ssh.ChannelHandler{"session": boundedSession}
 			return nil
 		},
 	}
