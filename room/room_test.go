@@ -3,6 +3,7 @@ package room_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -259,5 +260,38 @@ func TestAParticipantsJSONCarriesItsState(t *testing.T) {
 		if err := json.Unmarshal(b, &back); err != nil || back.Name != c.p.Name || back.State != c.want {
 			t.Errorf("%s: %s, want state %q", c.p.Name, b, c.want)
 		}
+	}
+}
+
+// The log read by kind shows the refusals however many logins came after
+// them, and a forged line reaches no terminal with its escapes.
+func TestTheLogByKindShowsRefusalsPastAFloodAndNoEscapes(t *testing.T) {
+	r := open(t)
+	ctx := context.Background()
+	r.Audit(ctx, "refused mallory from 10.0.0.9: wrong password")
+	for i := 0; i < 250; i++ {
+		r.Audit(ctx, fmt.Sprintf("alice%d from 10.0.0.1 logged in with the password", i))
+	}
+	if _, err := r.DB.ExecContext(ctx, "INSERT INTO audit (at, server, line) VALUES (UTC_TIMESTAMP(6), 'x\x1b]0;t\x07', 'refused \x1b[2Jforged\u009b')"); err != nil {
+		t.Fatal(err)
+	}
+	all, err := r.Log(ctx, 200, "")
+	if err != nil || len(all) != 200 || strings.Contains(fmt.Sprint(all), "mallory") {
+		t.Fatalf("the newest 200 of every kind: %d lines (%v)", len(all), err)
+	}
+	ref, err := r.Log(ctx, 200, "refusals")
+	if err != nil || len(ref) != 2 || !strings.Contains(ref[0].Line, "mallory") {
+		t.Fatalf("the refusals: %+v (%v)", ref, err)
+	}
+	for _, e := range ref {
+		if strings.ContainsAny(e.Line+e.Server, "\x1b\x07\u009b") {
+			t.Errorf("a log line carries escapes: %q %q", e.Server, e.Line)
+		}
+	}
+	if logins, _ := r.Log(ctx, 500, "logins"); len(logins) != 250 {
+		t.Errorf("%d logins, want 250", len(logins))
+	}
+	if room.LogKind("everything").Valid() {
+		t.Error("an unknown kind is valid")
 	}
 }

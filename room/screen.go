@@ -87,11 +87,40 @@ func (r *Room) Holder(ctx context.Context, name string) (string, error) {
 	return server, err
 }
 
+// maxAudit bounds the room's log: past it, the oldest lines are dropped
+// and one line says how many.
+const maxAudit = 20000
+
 // Audit records one line of the room's log.
 func (r *Room) Audit(ctx context.Context, line string) error {
-	_, err := r.DB.ExecContext(ctx, "INSERT INTO audit (at, server, line) VALUES (UTC_TIMESTAMP(6), ?, ?)", r.Server, Plain(line, 512))
-	return err
+	res, err := r.DB.ExecContext(ctx, "INSERT INTO audit (at, server, line) VALUES (UTC_TIMESTAMP(6), ?, ?)", r.Server, Plain(line, 512))
+	if err != nil {
+		return err
+	}
+	// Now and then, not on every line: a flood must not cost a DELETE a line.
+	if id, err := res.LastInsertId(); err == nil && id%1000 == 0 && id > maxAudit {
+		if res, err := r.DB.ExecContext(ctx, "DELETE FROM audit WHERE id <= ?", id-maxAudit); err == nil {
+			if n, _ := res.RowsAffected(); n > 0 {
+				r.DB.ExecContext(ctx, "INSERT INTO audit (at, server, line) VALUES (UTC_TIMESTAMP(6), ?, ?)", r.Server,
+					fmt.Sprintf("the log keeps its newest %d lines: %d older ones were dropped", maxAudit, n))
+			}
+		}
+	}
+	return nil
 }
+
+// LogKind picks lines of the room's log: "" for all.
+type LogKind string
+
+// The kinds a log line can be read as, from the words the servers write.
+var logKinds = map[LogKind][]string{
+	"logins":   {"% logged in with %", "session of % ended%", "instructor's session % ended%"},
+	"refusals": {"refused %", "closed a connection %"},
+	"commands": {"lab room: %"},
+}
+
+// Valid reports whether k is a kind the log knows.
+func (k LogKind) Valid() bool { _, ok := logKinds[k]; return ok || k == "" }
 
 // Entry is one line of the room's log.
 type Entry struct {
@@ -100,9 +129,20 @@ type Entry struct {
 	Line   string
 }
 
-// Log is the room's newest n log lines, oldest first.
-func (r *Room) Log(ctx context.Context, n int) ([]Entry, error) {
-	rows, err := r.DB.QueryContext(ctx, "SELECT at, server, line FROM (SELECT id, at, server, line FROM audit ORDER BY id DESC LIMIT ?) t ORDER BY id", n)
+// Log is the room's newest n log lines of kind, oldest first: with a kind,
+// a flood of another kind hides nothing.
+func (r *Room) Log(ctx context.Context, n int, kind LogKind) ([]Entry, error) {
+	where, args := "", []any{}
+	for i, p := range logKinds[kind] {
+		if i == 0 {
+			where = " WHERE "
+		} else {
+			where += " OR "
+		}
+		where += "line LIKE ?"
+		args = append(args, p)
+	}
+	rows, err := r.DB.QueryContext(ctx, "SELECT at, server, line FROM (SELECT id, at, server, line FROM audit"+where+" ORDER BY id DESC LIMIT ?) t ORDER BY id", append(args, n)...)
 	if err != nil {
 		return nil, fmt.Errorf("room %s: read its log: %w", r.Name, err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"charm.land/ssh"
 	"charm.land/wish/v2"
+	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/rmlab/lab/room"
 	"github.com/rmlab/lab/services"
@@ -45,7 +46,7 @@ func (s *Server) admit(next ssh.Handler) ssh.Handler {
 				return
 			}
 			s.guard.admitted(sess.RemoteAddr())
-			s.logf("instructor logged in from %s", host(sess.RemoteAddr()))
+			s.logf("instructor logged in from %s with %s", host(sess.RemoteAddr()), method(sess))
 			st := s.newSeat(sess)
 			st.run(next)
 			s.logf("instructor's session from %s ended%s", host(sess.RemoteAddr()), st.because())
@@ -101,7 +102,7 @@ func (s *Server) admit(next ssh.Handler) ssh.Handler {
 		}
 		s.setLive(user, true, holder)
 		s.guard.admitted(sess.RemoteAddr())
-		s.logf("%s logged in", who)
+		s.logf("%s logged in with %s", who, method(sess))
 		st.run(next)
 		s.logf("session of %s ended%s", who, st.because())
 		// A session's end ends its connection: no keepalives answered for
@@ -128,6 +129,15 @@ func (s *Server) admit(next ssh.Handler) ssh.Handler {
 			}
 		}()
 	}
+}
+
+// method says how a session authenticated: the key (its fingerprint) the
+// handshake ended with, or the password.
+func method(sess ssh.Session) string {
+	if k := sess.PublicKey(); k != nil {
+		return "key " + gossh.FingerprintSHA256(k)
+	}
+	return "the password"
 }
 
 // setLive records whether user holds a screen here that has not closed,

@@ -19,13 +19,13 @@ import (
 
 // roomFlags are what the instructor asks of the room.
 type roomFlags struct {
-	name, gotoLesson, to, say, end, reset, timer string
-	log, json, csv                               bool
+	name, gotoLesson, to, say, end, reset, timer, kind string
+	log, json, csv                                     bool
 }
 
 func runRoom(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs, g := command("room", `usage: lab room --room NAME [--goto N [--to NAME]] [--say TEXT [--to NAME]] [--end NAME] [--reset NAME]
-                [--timer D|off] [--log] [--json|--csv] [flags]
+                [--timer D|off] [--log [--kind logins|refusals|commands]] [--json|--csv] [flags]
 
 a workshop room's participants and polls, from its database; steers them on every server of it
 `, stderr)
@@ -37,7 +37,8 @@ a workshop room's participants and polls, from its database; steers them on ever
 	fs.StringVar(&f.end, "end", "", "end this participant's session")
 	fs.StringVar(&f.reset, "reset", "", "end this participant's session, clean their namespace and forget their progress")
 	fs.StringVar(&f.timer, "timer", "", "a countdown on every screen's header (10m; off takes it away)")
-	fs.BoolVar(&f.log, "log", false, "the room's log (logins, refusals, ends, commands)")
+	fs.BoolVar(&f.log, "log", false, "the room's log (logins, refusals, ends, commands): its newest 200 lines")
+	fs.StringVar(&f.kind, "kind", "", "with --log: only logins (and ends), refusals, or commands")
 	fs.BoolVar(&f.json, "json", false, "the room as JSON, for the debrief")
 	fs.BoolVar(&f.csv, "csv", false, "the participants as CSV, for the debrief")
 	if code, ok := parse(fs, g, args, stderr); !ok {
@@ -71,8 +72,12 @@ func cmdRoom(ctx context.Context, g globals, f roomFlags, stdout, stderr io.Writ
 		return 1
 	}
 	defer rm.Close()
+	if f.kind != "" && !room.LogKind(f.kind).Valid() {
+		fmt.Fprintf(stderr, "lab room: --kind %q: use logins, refusals or commands\n", plain.Line(f.kind, 32))
+		return 2
+	}
 	if f.log {
-		entries, err := rm.Log(ctx, 200)
+		entries, err := rm.Log(ctx, 200, room.LogKind(f.kind))
 		if err != nil {
 			fmt.Fprintln(stderr, "lab room:", err)
 			return 1

@@ -251,7 +251,7 @@ func TestServeStartsWithItsDefaultsAndWorkersNeverSeeThePassword(t *testing.T) {
 		}
 	}
 	log := out.String()
-	for _, want := range []string{"refused " + alice + " from 127.0.0.1: wrong password", alice + " from 127.0.0.1 logged in"} {
+	for _, want := range []string{"refused " + alice + " from 127.0.0.1: wrong password", alice + " from 127.0.0.1 logged in with the password"} {
 		if !strings.Contains(log, want) {
 			t.Errorf("the log lacks %q:\n%s", want, log)
 		}
