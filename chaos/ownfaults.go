@@ -284,6 +284,12 @@ func landed(result string) bool {
 // so it is no pass.
 func (r *Run) untested(s *Summary) []string {
 	var v []string
+	autoAck := ""
+	for _, e := range r.Hist.Procs() {
+		if e.Op == "consume" && strings.Contains(e.Detail, "no-ack") {
+			autoAck = "; your consumer consumes with auto-ack (no-ack), so it never acks: the broker forgets each message as it sends it"
+		}
+	}
 	for _, f := range r.Hist.Timeline().Faults {
 		if f.Must && !landed(f.Result) {
 			what := string(f.Kind)
@@ -291,7 +297,7 @@ func (r *Run) untested(s *Summary) []string {
 				what += " at " + f.Point
 			}
 			v = append(v, fmt.Sprintf("untested: %s on %s found no moment to land in (%s), so this run cannot say your program survives it: "+
-				"a copy must be up and consuming (or publishing) while the schedule runs", what, f.Target, f.Result))
+				"a copy must be up and consuming (or publishing) while the schedule runs%s", what, f.Target, f.Result, autoAck))
 		}
 	}
 	return v

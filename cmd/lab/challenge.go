@@ -26,7 +26,7 @@ const challengeUsage = `usage: lab challenge list
        lab challenge hint NAME
        lab challenge run NAME [--seed S] [--copies N] [--duration D] [--schedule]
                               [--json FILE] [--report FILE.html] [--history FILE]
-                              [--room NAME --as YOU] -- CMD ARGS…
+                              [--namespace NS] [--room NAME --as YOU] [service flags] -- CMD ARGS…
 
 Challenges: you write the consumer or the relay, in any language, and the
 lab runs it in the pipeline under faults drawn from a seed (kills at the
