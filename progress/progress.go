@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 )
 
@@ -219,3 +220,27 @@ type FileStore struct{ Path string }
 func (s FileStore) Load(context.Context) (*File, error)    { return Load(s.Path) }
 func (s FileStore) Save(_ context.Context, b []byte) error { return Write(s.Path, b) }
 func (s FileStore) Where() string                          { return s.Path }
+
+// Verdict is one challenge run's result as a participant's machine reports
+// it to a workshop room (lab challenge run --workshop): what the room
+// keeps of it, nothing more.
+type Verdict struct {
+	Challenge string `json:"challenge"`
+	Seed      uint64 `json:"seed"`
+	Passed    bool   `json:"passed"`
+	Line      string `json:"line"` // "seed 1: applied once 200 of 200, lost 0, twice 0"
+}
+
+// Keep adds v to p's challenge progress.
+func (p *File) Keep(v Verdict, now time.Time) {
+	c := p.Challenge(v.Challenge)
+	c.Runs++
+	c.Updated = now
+	c.Last = v.Line
+	if v.Passed {
+		c.Passed = true
+		if !slices.Contains(c.Seeds, v.Seed) {
+			c.Seeds = append(c.Seeds, v.Seed)
+		}
+	}
+}

@@ -36,7 +36,7 @@ func (challengeKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	}
 	if r.Env.Programs == nil {
 		return fail("this screen runs no program of yours (a workshop's server runs nothing a participant gives it). "+
-			"Run the challenge on your own machine against the workshop's servers: lab challenge run %s --room ROOM --as YOU -- CMD ARGS", c.Name)
+			"Run the challenge on your own machine, and give the room its verdict through the workshop's SSH door: lab challenge run %s --workshop YOU@HOST:PORT -- CMD ARGS", c.Name)
 	}
 	argv, dir, seed := r.Env.Programs.Program(c.Name)
 	if len(argv) == 0 {

@@ -104,7 +104,7 @@ func TestAWorkshopScreenRunsNoProgramAndSaysWhereToRunIt(t *testing.T) {
 	}
 	k, _ := steps.Lookup("challenge")
 	res := k.Run(context.Background(), steps.NewRun(a.c.env, a.sess.run.Lesson, nil), a.sess.steps[0])
-	if res.Passed || !strings.Contains(res.Why+res.Observed, "--room ROOM --as YOU") {
+	if res.Passed || !strings.Contains(res.Why+res.Observed, "--workshop YOU@HOST:PORT") {
 		t.Fatalf("the challenge step on a workshop's screen: %+v", res)
 	}
 }

@@ -36,6 +36,10 @@ func (s *Server) admit(next ssh.Handler) ssh.Handler {
 			refuse("agent forwarding is refused here; connect without -A (ForwardAgent no)")
 			return
 		}
+		if c := sess.Command(); len(c) == 1 && c[0] == challengeResult && user != Instructor {
+			s.keepVerdict(sess, who, refuse)
+			return
+		}
 		if _, _, ok := sess.Pty(); !ok || len(sess.Command()) > 0 {
 			refuse("this server serves the lab's screen only: connect with ssh -t and no command")
 			return

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
+	"os/exec"
 	"os/signal"
 	"slices"
 	"strings"
@@ -26,7 +29,8 @@ const challengeUsage = `usage: lab challenge list
        lab challenge hint NAME
        lab challenge run NAME [--seed S] [--copies N] [--duration D] [--schedule]
                               [--json FILE] [--report FILE.html] [--history FILE]
-                              [--namespace NS] [--room NAME --as YOU] [service flags] -- CMD ARGS…
+                              [--namespace NS] [--workshop NAME@HOST[:PORT]] [--room NAME --as YOU]
+                              [service flags] -- CMD ARGS…
 
 Challenges: you write the consumer or the relay, in any language, and the
 lab runs it in the pipeline under faults drawn from a seed (kills at the
@@ -42,8 +46,10 @@ from what it saw.
   hint      the next hint (one more each time)
   run       run CMD ARGS… as the challenge's program; exit 0 only on a pass.
             "go run DIR" of a folder with its own go.mod runs as go -C DIR run .
-            --room NAME --as YOU (with the workshop's --mysql and --amqp) puts
-            the verdict in the workshop's room, where the instructor sees it
+            --workshop NAME@HOST[:PORT] gives the verdict to a workshop through
+            its SSH door, as you log in there (ssh … challenge-result): the
+            instructor sees it in the room; --room NAME --as YOU writes it
+            with the room's MySQL login, which only an instructor holds
 
 The text is in --lang en|zh (except for init). run uses namespace challenge
 unless --namespace names another, recreating its databases and queue.
@@ -224,7 +230,8 @@ func challengeRun(args []string, stdout, stderr io.Writer) int {
 	historyFile := fs.String("history", "", "write everything the lab saw as JSON lines to FILE")
 	reportFile := fs.String("report", "", "write the timeline and counts as a self-contained HTML page to FILE")
 	only := fs.Bool("schedule", false, "print the fault schedule and exit")
-	roomName := fs.String("room", "", "a workshop room: keep the verdict there, under --as, for the instructor")
+	roomName := fs.String("room", "", "a workshop room: keep the verdict there, under --as, for the instructor (needs the room's MySQL: the instructor's way)")
+	workshopAt := fs.String("workshop", "", "NAME@HOST[:PORT]: give the verdict to the workshop through its SSH door, as you log in there (a participant's way)")
 	as := fs.String("as", "", "with --room: your participant name in the room")
 	argv := args
 	var command []string
@@ -327,19 +334,17 @@ func challengeRun(args []string, stdout, stderr io.Writer) int {
 	printSummary(stdout, s)
 	printWhy(stdout, s, r)
 	path, p := challengeProgress(g)
-	pr := p.Challenge(c.Name)
-	pr.Runs++
-	pr.Updated = time.Now()
-	pr.Last = fmt.Sprintf("seed %d: applied once %d of %d, lost %d, twice %d", s.Seed, s.Once, s.Committed, s.Lost, s.Twice)
+	p.Keep(verdictOf(c.Name, s), time.Now())
 	if s.OK() {
-		pr.Passed = true
-		if !slices.Contains(pr.Seeds, s.Seed) {
-			pr.Seeds = append(pr.Seeds, s.Seed)
-		}
 		fmt.Fprintf(stdout, "\npassed %s under seed %d. Try another seed: --seed %d\n", c.Name, s.Seed, s.Seed+1)
 	}
 	if err := saveProgress(path, p); err != nil {
 		fmt.Fprintf(stderr, "lab challenge run: could not keep the result in %s: %v\n", path, err)
+	}
+	if *workshopAt != "" {
+		if err := sendToWorkshop(*workshopAt, c.Name, s, stdout, stderr); err != nil {
+			fmt.Fprintf(stderr, "lab challenge run: could not give the verdict to the workshop: %v\n", err)
+		}
 	}
 	if inRoom != nil {
 		if err := keepInRoom(inRoom, c.Name, s); err != nil {
@@ -449,6 +454,12 @@ func roomStore(ctx context.Context, dsn, name, as string) (progress.Store, func(
 	return rm.Store(as), func() { rm.Close(); db.Close() }, nil
 }
 
+// verdictOf is what a room keeps of a run.
+func verdictOf(name string, s *chaos.Summary) progress.Verdict {
+	return progress.Verdict{Challenge: name, Seed: s.Seed, Passed: s.OK(),
+		Line: fmt.Sprintf("seed %d: applied once %d of %d, lost %d, twice %d", s.Seed, s.Once, s.Committed, s.Lost, s.Twice)}
+}
+
 // keepInRoom adds a run's verdict to the participant's progress in the
 // room, where lab room and the room's screen show it.
 func keepInRoom(store progress.Store, name string, s *chaos.Summary) error {
@@ -458,19 +469,32 @@ func keepInRoom(store progress.Store, name string, s *chaos.Summary) error {
 	if err != nil {
 		return err
 	}
-	c := p.Challenge(name)
-	c.Runs++
-	c.Updated = time.Now()
-	c.Last = fmt.Sprintf("seed %d: applied once %d of %d, lost %d, twice %d", s.Seed, s.Once, s.Committed, s.Lost, s.Twice)
-	if s.OK() {
-		c.Passed = true
-		if !slices.Contains(c.Seeds, s.Seed) {
-			c.Seeds = append(c.Seeds, s.Seed)
-		}
-	}
+	p.Keep(verdictOf(name, s), time.Now())
 	b, err := json.Marshal(p)
 	if err != nil {
 		return err
 	}
 	return store.Save(ctx, b)
+}
+
+// sendToWorkshop gives a run's verdict to the workshop through its SSH
+// door, as the participant: ssh -p PORT NAME@HOST challenge-result, the
+// verdict on its standard input. The participant's own ssh logs in (their
+// key or the workshop password): they hold no credential of the room.
+func sendToWorkshop(dest, name string, s *chaos.Summary, stdout, stderr io.Writer) error {
+	user, hostPort, ok := strings.Cut(dest, "@")
+	if !ok || user == "" || hostPort == "" {
+		return fmt.Errorf("--workshop %q: give NAME@HOST[:PORT], as you ssh to the workshop", dest)
+	}
+	host, port := hostPort, "2222"
+	if h, p, err := net.SplitHostPort(hostPort); err == nil {
+		host, port = h, p
+	}
+	b, _ := json.Marshal(verdictOf(name, s))
+	cmd := exec.Command("ssh", "-p", port, "-o", "RequestTTY=no", user+"@"+host, "challenge-result")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(b), stdout, stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("ssh -p %s %s@%s challenge-result: %w", port, user, host, err)
+	}
+	return nil
 }
