@@ -2,7 +2,9 @@ package room
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -18,9 +20,26 @@ const Watch = "watch"
 // every participant's screen, read-only (Arg: the lesson, or "off").
 const Present = "present"
 
-// Presenter is the name the presented screen is published under, and the
-// namespace its lesson runs in (reserved: no participant can take it).
+// Presenter is the name the presented screen is published under (in the
+// room's own database), and the namespace its lesson runs in without a
+// room (reserved: no participant can take it).
 const Presenter = "presenter"
+
+// PresenterNamespace is where room's presented lesson runs: one of its
+// own, so that two rooms on one MySQL presenting at once never drop each
+// other's databases ("presenter" and 7 hex digits of the room's name's
+// hash; no participant can take a name starting with presenter).
+func PresenterNamespace(room string) string {
+	h := sha256.Sum256([]byte(room))
+	return Presenter + hex.EncodeToString(h[:])[:7]
+}
+
+// DropFrame forgets name's published screen: a presentation that ended
+// leaves nothing for the next to show.
+func (r *Room) DropFrame(ctx context.Context, name string) error {
+	_, err := r.DB.ExecContext(ctx, "DELETE FROM frame WHERE name=?", name)
+	return err
+}
 
 // WatchFor is how long one watch command keeps a screen published.
 const WatchFor = time.Minute

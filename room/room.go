@@ -323,10 +323,11 @@ func Self(listen string) string {
 
 // Command is what the instructor asks of the room.
 type Command struct {
-	ID     int64
-	Target string // a participant, or "" for everyone
-	Kind   string // goto (Arg: a lesson number or id), say (Arg: one line), end, timer
-	Arg    string
+	ID      int64
+	Target  string // a participant, or "" for everyone
+	Kind    string // goto (Arg: a lesson number or id), say (Arg: one line), end, timer
+	Arg     string
+	Created time.Time // the database's clock, as frames' At
 }
 
 // Kinds of command.
@@ -364,7 +365,7 @@ func (r *Room) LastCommand(ctx context.Context) (int64, error) {
 
 // Commands are those sent after id, in order.
 func (r *Room) Commands(ctx context.Context, after int64) ([]Command, error) {
-	rows, err := r.DB.QueryContext(ctx, "SELECT id, target, kind, arg FROM command WHERE id > ? ORDER BY id", after)
+	rows, err := r.DB.QueryContext(ctx, "SELECT id, target, kind, arg, created FROM command WHERE id > ? ORDER BY id", after)
 	if err != nil {
 		return nil, err
 	}
@@ -372,7 +373,7 @@ func (r *Room) Commands(ctx context.Context, after int64) ([]Command, error) {
 	var out []Command
 	for rows.Next() {
 		var c Command
-		if err := rows.Scan(&c.ID, &c.Target, &c.Kind, &c.Arg); err != nil {
+		if err := rows.Scan(&c.ID, &c.Target, &c.Kind, &c.Arg, &c.Created); err != nil {
 			return nil, err
 		}
 		out = append(out, c)

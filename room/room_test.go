@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/rmlab/lab/internal/labtest"
 	"github.com/rmlab/lab/room"
+	"github.com/rmlab/lab/services"
 )
 
 func TestMain(m *testing.M) { labtest.Main(m) }
@@ -293,5 +295,18 @@ func TestTheLogByKindShowsRefusalsPastAFloodAndNoEscapes(t *testing.T) {
 	}
 	if room.LogKind("everything").Valid() {
 		t.Error("an unknown kind is valid")
+	}
+}
+
+// Each room's presented lesson runs in a namespace of its own, which no
+// participant can take: two rooms on one MySQL presenting at once used to
+// drop each other's databases.
+func TestEachRoomPresentsInANamespaceOfItsOwnNoParticipantCanTake(t *testing.T) {
+	a, b := room.PresenterNamespace("monday"), room.PresenterNamespace("tuesday")
+	if a == b || !regexp.MustCompile(`^[a-z0-9_]{1,16}$`).MatchString(a) {
+		t.Fatalf("presenter namespaces %q and %q", a, b)
+	}
+	if p := services.NamespaceProblem(a); p == "" {
+		t.Errorf("a participant could take %q", a)
 	}
 }

@@ -118,7 +118,7 @@ var reservedNamespaces = map[string]bool{"root": true, "admin": true, "instructo
 // lowercase letters, digits or '_', not a replay lane's shape (NS_rK, which
 // `lab replay --parallel` derives) and not a reserved word.
 func ValidNamespace(ns string) bool {
-	return nsRe.MatchString(ns) && !IsLaneNamespace(ns) && !reservedNamespaces[ns]
+	return nsRe.MatchString(ns) && !IsLaneNamespace(ns) && !reservedNamespaces[ns] && !strings.HasPrefix(ns, "presenter")
 }
 
 // NamespaceProblem says why ns cannot be a namespace, "" when it can.
@@ -130,6 +130,8 @@ func NamespaceProblem(ns string) string {
 		return "names ending _r and a number are the lanes of `lab replay --parallel`"
 	case reservedNamespaces[ns]:
 		return "it is reserved"
+	case strings.HasPrefix(ns, "presenter"):
+		return "names starting presenter are the workshop rooms' presented lessons"
 	}
 	return ""
 }

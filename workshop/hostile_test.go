@@ -411,6 +411,15 @@ func TestPresentPutsTheInstructorsLessonOnEveryScreen(t *testing.T) {
 	alice.until(t, "alice's own screen back", func(s string) bool {
 		return strings.Contains(s[before:], "[1/") || strings.Contains(s[before:], "enter")
 	})
+	// present off leaves no frame for the next presentation to show.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if _, ok, _ := rmB.Frame(context.Background(), room.Presenter); !ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("present off left the presented frame in the room")
+		}
+	}
 }
 
 // reset NAME from the instructor's screen ends the participant's session

@@ -309,15 +309,22 @@ func presentedView(frame string, w, h int) string {
 // present turns the presentation on or off on this server: while on, it
 // reads the presented frame twice a second and redraws every screen when
 // it changed.
-func (s *Server) present(on bool) {
+func (s *Server) present(on bool, since time.Time) {
 	gen := s.presentGen.Add(1)
 	s.presenting.Store(on)
+	rm := s.room()
 	if !on {
 		s.presented.Store(nil)
 		s.redrawAll()
+		if rm != nil {
+			// The ended presentation's frame goes: the next shows only
+			// what its own presenter publishes.
+			c, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			rm.DropFrame(c, room.Presenter)
+			cancel()
+		}
 		return
 	}
-	rm := s.room()
 	if rm == nil {
 		return
 	}
@@ -327,7 +334,10 @@ func (s *Server) present(on bool) {
 			c, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			f, ok, err := rm.Frame(c, room.Presenter)
 			cancel()
-			if err == nil && ok && f.Content != last {
+			// A frame older than the command is an earlier presentation's
+			// (the presenter's first frame and the command leave together:
+			// a second of slack).
+			if err == nil && ok && !f.At.Before(since.Add(-time.Second)) && f.Content != last {
 				last = f.Content
 				s.presented.Store(&f)
 				s.redrawAll()
@@ -356,12 +366,13 @@ func (s *Server) redrawAll() {
 // can start them (lessons 14 and 19 need them; the participants only
 // watch, so it is one set of nodes for the room).
 func (s *Server) presenterScreen(ctx context.Context, id string) (tea.Model, func(), error) {
-	svc := s.cfg.Services.For(s.cfg.PresenterNamespace)
+	ns := s.presenterNS()
+	svc := s.cfg.Services.For(ns)
 	if s.ownNodes {
 		svc.Info.OwnBroker, svc.Info.OwnBrokerNote = true, "the presenter's own nodes"
 	}
 	env := &steps.Env{Svc: svc, Binary: s.cfg.Binary, Queues: broker.NewReader(svc).Read, MaxWorkers: s.cfg.MaxWorkers, Nodes: &steps.NodeShelf{}}
-	file, err := progress.Participant(s.cfg.PresenterNamespace, s.cfg.LessonsDir)
+	file, err := progress.Participant(ns, s.cfg.LessonsDir)
 	if err != nil {
 		return nil, nil, err
 	}

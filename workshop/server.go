@@ -71,7 +71,8 @@ type Config struct {
 	// and room command; the room's log gets the same lines.
 	Log io.Writer
 	// PresenterNamespace is where the instructor's present N runs its
-	// lesson (default "presenter", a name no participant can take).
+	// lesson (default: the room's own, room.PresenterNamespace, or
+	// "presenter" without a room: names no participant can take).
 	PresenterNamespace string
 }
 
@@ -117,9 +118,6 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
-	}
-	if cfg.PresenterNamespace == "" {
-		cfg.PresenterNamespace = room.Presenter
 	}
 	ownNodes := cfg.Services != nil && cfg.Services.Info.OwnBroker
 	if !cfg.OwnBroker && cfg.Services != nil {
@@ -191,6 +189,17 @@ func (s *Server) SetRoom(r *room.Room) {
 	go s.poll(ctx, r)
 }
 
+// presenterNS is where this server's presented lesson runs.
+func (s *Server) presenterNS() string {
+	if s.cfg.PresenterNamespace != "" {
+		return s.cfg.PresenterNamespace
+	}
+	if rm := s.room(); rm != nil {
+		return room.PresenterNamespace(rm.Name)
+	}
+	return room.Presenter
+}
+
 func (s *Server) room() *room.Room {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -226,7 +235,7 @@ func (s *Server) poll(ctx context.Context, r *room.Room) {
 
 func (s *Server) carryOut(cmd room.Command) {
 	if cmd.Kind == room.Present {
-		s.present(cmd.Arg != "off")
+		s.present(cmd.Arg != "off", cmd.Created)
 		return
 	}
 	var to []*seat
