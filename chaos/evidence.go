@@ -24,8 +24,7 @@ import (
 // evidence is what the copies' proxies saw, per copy.
 type evidence struct {
 	mu        sync.Mutex
-	delivered map[string]map[int64][]seen // copy → order → deliveries
-	acks      []ackSeen
+	delivered map[string]map[int64][]seen       // copy → order → deliveries
 	confirmed map[string]map[string][]time.Time // copy → message id → confirms it read
 	published map[string]map[string][]time.Time // copy → message id → publishes the broker got
 	forbidden []string
@@ -69,13 +68,6 @@ func (e *evidence) deliver(copy, id string, t time.Time) {
 		e.delivered[copy] = map[int64][]seen{}
 	}
 	e.delivered[copy][n] = append(e.delivered[copy][n], seen{t, id})
-}
-
-func (e *evidence) ack(copy, id string, t time.Time) {
-	n, _ := OrderOf(id)
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.acks = append(e.acks, ackSeen{copy: copy, t: t, id: id, order: n})
 }
 
 func (e *evidence) note(m map[string]map[string][]time.Time, copy, id string, t time.Time) {
@@ -384,18 +376,21 @@ func (r *Run) checkRelayEvidence(ctx context.Context, outbox string, copyOf map[
 	return nil
 }
 
+// findingKinds name each kind of finding: as a violation, and as an
+// explanation's verdict.
+var findingKinds = map[string]struct{ violation, verdict string }{
+	"forbidden":         {"forbidden: your program sent what the contract forbids, and its connection was closed", "forbidden"},
+	"unearned":          {"unearned: effects with no delivery behind them (an effect must follow the message that carries it, to the copy that makes it)", "effect without a delivery"},
+	"size":              {"size: effects of another size than their message's amount", "wrong amount"},
+	"invented-conflict": {"conflict: conflict rows no delivery carried", "invented conflict"},
+	"acked-unapplied":   {"acked: messages acked before the effect they stand for had committed", "acked before its effect"},
+	"sent-unconfirmed":  {"sent: events marked SENT with no confirm of their publish", "SENT without a confirm"},
+	"no-event":          {"published: messages that are no event of the outbox", "published no event"},
+}
+
 // evidenceViolations sums the findings up by kind, each with its first
 // few as evidence.
 func evidenceViolations(fs []finding) []string {
-	what := map[string]string{
-		"forbidden":         "forbidden: your program sent what the contract forbids, and its connection was closed",
-		"unearned":          "unearned: effects with no delivery behind them (an effect must follow the message that carries it, to the copy that makes it)",
-		"size":              "size: effects of another size than their message's amount",
-		"invented-conflict": "conflict: conflict rows no delivery carried",
-		"acked-unapplied":   "acked: messages acked before the effect they stand for had committed",
-		"sent-unconfirmed":  "sent: events marked SENT with no confirm of their publish",
-		"no-event":          "published: messages that are no event of the outbox",
-	}
 	var kinds []string
 	by := map[string][]finding{}
 	for _, f := range fs {
@@ -410,7 +405,7 @@ func evidenceViolations(fs []finding) []string {
 		for _, f := range by[k][:min(maxFindings, len(by[k]))] {
 			ex = append(ex, f.text)
 		}
-		v = append(v, fmt.Sprintf("%s — %d; %s", what[k], len(by[k]), strings.Join(ex, "; ")))
+		v = append(v, fmt.Sprintf("%s — %d; %s", findingKinds[k].violation, len(by[k]), strings.Join(ex, "; ")))
 	}
 	return v
 }

@@ -184,11 +184,8 @@ func (r *Run) onWire(m *ownMember) func(amqpproxy.Wire) {
 			}
 			for _, id := range ids {
 				switch {
-				case w.Op == "ack" && !w.Cut:
-					r.ev.ack(m.name, id, w.Time)
-					if r.O.Own.Role == "consumer" {
-						r.probeAck(m.name, id, w.Time)
-					}
+				case w.Op == "ack" && !w.Cut && r.O.Own.Role == "consumer":
+					r.probeAck(m.name, id, w.Time)
 				case w.Op == "confirm" && !w.Cut && !w.Dropped:
 					r.ev.note(r.ev.confirmed, m.name, id, w.Time)
 				}
@@ -204,6 +201,19 @@ func (r *Run) ownCopies() int {
 		return r.O.Relays
 	}
 	return r.O.Consumers
+}
+
+// Copies are the names of the program's copies (consumer-1, …); none
+// without a program of its own.
+func (r *Run) Copies() []string {
+	if r.O.Own == nil {
+		return nil
+	}
+	var out []string
+	for i := 1; i <= r.ownCopies(); i++ {
+		out = append(out, name(r.O.Own.Role, i))
+	}
+	return out
 }
 
 // startBalance is account n's points before the run: its own, from the

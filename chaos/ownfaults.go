@@ -48,8 +48,8 @@ func (r *Run) injectOwn(ctx context.Context, i int, f Fault) (string, bool) {
 func (r *Run) anyCopy(ctx context.Context, f Fault, first string, try func(context.Context, *ownMember) (string, bool)) (res string) {
 	names := []string{first}
 	if f.Must {
-		for k := 1; k <= r.ownCopies(); k++ {
-			if n := name(r.O.Own.Role, k); n != first {
+		for _, n := range r.Copies() {
+			if n != first {
 				names = append(names, n)
 			}
 		}
@@ -92,16 +92,8 @@ func (r *Run) cutOwn(ctx context.Context, m *ownMember) (string, bool) {
 		return fmt.Sprintf("%s's connection was cut at its %s, which the broker never got", m.name, what), true
 	case <-ctx.Done():
 		m.proxy.Disarm(fired)
-		return fmt.Sprintf("no %s from %s within the window: nothing cut", what, orCopies(m.name, r.ownCopies())), false
+		return fmt.Sprintf("no %s from %s within the window: nothing cut", what, m.name), false
 	}
-}
-
-// orCopies says whose frames a fault waited for.
-func orCopies(n string, copies int) string {
-	if copies > 1 {
-		return n + " or its twin"
-	}
-	return n
 }
 
 // arm takes m's proxy for one fault armed at a frame, waiting for one
@@ -234,7 +226,7 @@ func (r *Run) dropOwn(ctx context.Context, m *ownMember) (string, bool) {
 		m.mu.Lock()
 		m.dropped = nil
 		m.mu.Unlock()
-		return fmt.Sprintf("no confirm came to %s within the window (does it ask for confirms?): nothing dropped", orCopies(m.name, r.ownCopies())), false
+		return fmt.Sprintf("no confirm came to %s within the window (does it ask for confirms?): nothing dropped", m.name), false
 	}
 }
 
@@ -313,24 +305,13 @@ func (r *Run) explainFindings(ctx context.Context, fs []finding) []Why {
 			continue
 		}
 		per[f.kind]++
-		w := Why{Order: f.order, Verdict: verdictOf[f.kind], Because: f.text}
+		w := Why{Order: f.order, Verdict: findingKinds[f.kind].verdict, Because: f.text}
 		if f.order > 0 {
 			w.Story = r.story(ctx, f.order).render()
 		}
 		out = append(out, w)
 	}
 	return out
-}
-
-// verdictOf names a finding's kind as an explanation's verdict.
-var verdictOf = map[string]string{
-	"forbidden":         "forbidden",
-	"unearned":          "effect without a delivery",
-	"size":              "wrong amount",
-	"invented-conflict": "invented conflict",
-	"acked-unapplied":   "acked before its effect",
-	"sent-unconfirmed":  "SENT without a confirm",
-	"no-event":          "published no event",
 }
 
 // Exits says how copy's lives ended, counted by how: "killed ×2, exited

@@ -204,11 +204,7 @@ func (r *Run) setup(ctx context.Context) error {
 			return err
 		}
 		r.probe.SetMaxOpenConns(4)
-		var copies []string
-		for i := 1; i <= r.ownCopies(); i++ {
-			copies = append(copies, name(r.O.Own.Role, i))
-		}
-		if err := r.makeDBUsers(c, copies); err != nil {
+		if err := r.makeDBUsers(c, r.Copies()); err != nil {
 			return err
 		}
 		if err := r.makeBrokerUser(c); err != nil {

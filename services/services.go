@@ -252,7 +252,7 @@ func (s *Services) probeAMQP(ctx context.Context) error {
 	}
 	conn.Close()
 	s.Info.Management, s.Info.ManagementNote = managementAnswers(ctx, s.Config)
-	s.Info.BrokerControl = s.Config.BrokerControl == "rabbitmqctl" && isLocal(u.Hostname())
+	s.Info.BrokerControl = s.Config.BrokerControl == "rabbitmqctl" && IsLocal(u.Hostname())
 	return nil
 }
 
@@ -358,7 +358,8 @@ func AMQPAddr(rawURL string) (string, error) {
 	return net.JoinHostPort(u.Hostname(), port), nil
 }
 
-func isLocal(h string) bool {
+// IsLocal reports whether host h is this machine (loopback).
+func IsLocal(h string) bool {
 	return h == "localhost" || strings.HasPrefix(h, "127.") || h == "::1"
 }
 

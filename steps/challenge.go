@@ -87,8 +87,7 @@ func (challengeKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	}
 	if !sum.OK() {
 		// Each copy's last lines across all its lives, and how they ended.
-		for i := 1; i <= run.O.Relays+run.O.Consumers; i++ {
-			name := fmt.Sprintf("%s-%d", c.Role, i)
+		for _, name := range run.Copies() {
 			lines := run.Hist.LastLines(name)
 			ex := run.Exits(name)
 			if len(lines) == 0 && ex == "" {

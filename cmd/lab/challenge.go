@@ -306,7 +306,7 @@ func challengeRun(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	fmt.Fprintf(stdout, "challenge %d. %s (%s): your program as the %s, %d copies: %s\n", c.Number, c.Title, c.Name, c.Role,
-		max(r.O.Consumers*boolInt(c.Role == "consumer"), r.O.Relays*boolInt(c.Role == "relay")), strings.Join(o.Command, " "))
+		len(r.Copies()), strings.Join(o.Command, " "))
 	if !*only {
 		r.OnSetup = func(users []string) {
 			for _, u := range users {
@@ -376,8 +376,7 @@ func printWhy(w io.Writer, s *chaos.Summary, r *chaos.Run) {
 	}
 	// Each copy's last lines across all its lives (the one up at the end
 	// may have written nothing yet), and how its lives ended.
-	for i := 1; i <= max(r.O.Consumers*boolInt(r.O.Own.Role == "consumer"), r.O.Relays*boolInt(r.O.Own.Role == "relay")); i++ {
-		name := fmt.Sprintf("%s-%d", r.O.Own.Role, i)
+	for _, name := range r.Copies() {
 		fmt.Fprintf(w, "\n%s (started %d times)", name, s.Restarts[name]+1)
 		if ex := r.Exits(name); ex != "" {
 			fmt.Fprintf(w, "; its lives ended: %s", ex)
@@ -424,13 +423,6 @@ func printCounts(w io.Writer, r *chaos.Run) (stop func()) {
 		}
 	}()
 	return func() { close(done); <-finished }
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 func usageErr(stderr io.Writer, usage string, err error, rest []string) int {

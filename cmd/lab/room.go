@@ -83,7 +83,7 @@ func cmdRoom(ctx context.Context, g globals, f roomFlags, stdout, stderr io.Writ
 			return 1
 		}
 		for _, e := range entries {
-			fmt.Fprintf(stdout, "%s  %-28s %s\n", e.At.Format(time.DateTime), plain.Line(e.Server, 128), plain.Line(e.Line, 512))
+			fmt.Fprintf(stdout, "%s  %-28s %s\n", e.At.Format(time.DateTime), e.Server, e.Line) // room.Log made them plain
 		}
 		return 0
 	}

@@ -74,10 +74,7 @@ func main() {
 
 // ackAll acks every delivery unread.
 func ackAll(ch *amqp.Channel) {
-	ds, err := ch.Consume(os.Getenv("LAB_QUEUE"), name, false, false, false, false, nil)
-	if err != nil {
-		log.Fatal(err)
-	}
+	ds := deliveries(ch, 0)
 	go func() {
 		for d := range ds {
 			d.Ack(false)
@@ -128,11 +125,7 @@ const assign = "UPDATE points_account SET points = ? WHERE user_id = ?"
 // set, the account is set to the amount, not added to; without, the
 // message is acked before the commit.
 func consume(db *sql.DB, ch *amqp.Channel, set string) {
-	ch.Qos(10, 0, false)
-	ds, err := ch.Consume(os.Getenv("LAB_QUEUE"), name, false, false, false, false, nil)
-	if err != nil {
-		log.Fatal(err)
-	}
+	ds := deliveries(ch, 10)
 	for d := range ds {
 		var e event
 		json.Unmarshal(d.Body, &e)
@@ -140,10 +133,8 @@ func consume(db *sql.DB, ch *amqp.Channel, set string) {
 		if err != nil {
 			log.Fatal(err)
 		}
-		_, err = tx.Exec("INSERT INTO consumed_operation (consumer_name, business_key, event_id, user_id, amount) VALUES (?, ?, ?, ?, ?)",
-			os.Getenv("LAB_CONSUMER_NAME"), e.BusinessKey, d.MessageId, e.UserID, e.Amount)
-		var me *mysql.MySQLError
-		if errors.As(err, &me) && me.Number == 1062 {
+		err = mark(tx, d.MessageId, e)
+		if errors.Is(err, errDuplicate) {
 			tx.Rollback()
 			d.Ack(false)
 			continue
@@ -175,11 +166,7 @@ func consume(db *sql.DB, ch *amqp.Channel, set string) {
 // messages: the lab starts it again, and no fault armed for one life may
 // hit the next.
 func exitOnItsOwn(db *sql.DB, ch *amqp.Channel) {
-	ch.Qos(5, 0, false)
-	ds, err := ch.Consume(os.Getenv("LAB_QUEUE"), name, false, false, false, false, nil)
-	if err != nil {
-		log.Fatal(err)
-	}
+	ds := deliveries(ch, 5)
 	n := 0
 	for d := range ds {
 		var e event
@@ -188,11 +175,9 @@ func exitOnItsOwn(db *sql.DB, ch *amqp.Channel) {
 		if err != nil {
 			log.Fatal(err)
 		}
-		_, err = tx.Exec("INSERT INTO consumed_operation (consumer_name, business_key, event_id, user_id, amount) VALUES (?, ?, ?, ?, ?)",
-			os.Getenv("LAB_CONSUMER_NAME"), e.BusinessKey, d.MessageId, e.UserID, e.Amount)
-		var me *mysql.MySQLError
+		err = mark(tx, d.MessageId, e)
 		switch {
-		case errors.As(err, &me) && me.Number == 1062:
+		case errors.Is(err, errDuplicate):
 			tx.Rollback()
 		case err != nil:
 			log.Fatal(err)
@@ -238,11 +223,7 @@ func inventConflicts(db *sql.DB, ch *amqp.Channel) {
 
 // consumeByKey is the business-key consumer, acked after the commit.
 func consumeByKey(db *sql.DB, ch *amqp.Channel) {
-	ch.Qos(10, 0, false)
-	ds, err := ch.Consume(os.Getenv("LAB_QUEUE"), name, false, false, false, false, nil)
-	if err != nil {
-		log.Fatal(err)
-	}
+	ds := deliveries(ch, 10)
 	for d := range ds {
 		var e event
 		json.Unmarshal(d.Body, &e)
@@ -250,11 +231,9 @@ func consumeByKey(db *sql.DB, ch *amqp.Channel) {
 		if err != nil {
 			log.Fatal(err)
 		}
-		_, err = tx.Exec("INSERT INTO consumed_operation (consumer_name, business_key, event_id, user_id, amount) VALUES (?, ?, ?, ?, ?)",
-			os.Getenv("LAB_CONSUMER_NAME"), e.BusinessKey, d.MessageId, e.UserID, e.Amount)
-		var me *mysql.MySQLError
+		err = mark(tx, d.MessageId, e)
 		switch {
-		case errors.As(err, &me) && me.Number == 1062:
+		case errors.Is(err, errDuplicate):
 			tx.Rollback()
 		case err != nil:
 			log.Fatal(err)
@@ -357,11 +336,7 @@ func relayNoConfirms(db *sql.DB, ch *amqp.Channel) {
 // PAID before its commit, once the order's row is already CREATED: "some
 // effect of the order" is there, its own is not.
 func orderEarlyAck(db *sql.DB, ch *amqp.Channel) {
-	ch.Qos(10, 0, false)
-	ds, err := ch.Consume(os.Getenv("LAB_QUEUE"), name, false, false, false, false, nil)
-	if err != nil {
-		log.Fatal(err)
-	}
+	ds := deliveries(ch, 10)
 	for d := range ds {
 		var e struct {
 			OrderID int64  `json:"orderId"`
@@ -393,11 +368,7 @@ func orderEarlyAck(db *sql.DB, ch *amqp.Channel) {
 // conflictEarlyAck applies by business key and records conflicts, but acks
 // a conflicting repeat before its conflict row commits.
 func conflictEarlyAck(db *sql.DB, ch *amqp.Channel) {
-	ch.Qos(10, 0, false)
-	ds, err := ch.Consume(os.Getenv("LAB_QUEUE"), name, false, false, false, false, nil)
-	if err != nil {
-		log.Fatal(err)
-	}
+	ds := deliveries(ch, 10)
 	cn := os.Getenv("LAB_CONSUMER_NAME")
 	for d := range ds {
 		var e event
@@ -406,11 +377,9 @@ func conflictEarlyAck(db *sql.DB, ch *amqp.Channel) {
 		if err != nil {
 			log.Fatal(err)
 		}
-		_, err = tx.Exec("INSERT INTO consumed_operation (consumer_name, business_key, event_id, user_id, amount) VALUES (?, ?, ?, ?, ?)",
-			cn, e.BusinessKey, d.MessageId, e.UserID, e.Amount)
-		var me *mysql.MySQLError
+		err = mark(tx, d.MessageId, e)
 		switch {
-		case errors.As(err, &me) && me.Number == 1062:
+		case errors.Is(err, errDuplicate):
 			var sid string
 			var su, sa int64
 			if err := tx.QueryRow("SELECT event_id, user_id, amount FROM consumed_operation WHERE consumer_name=? AND business_key=? FOR UPDATE", cn, e.BusinessKey).Scan(&sid, &su, &sa); err != nil {
@@ -442,4 +411,30 @@ func conflictEarlyAck(db *sql.DB, ch *amqp.Channel) {
 		}
 	}
 	log.Fatal("channel closed")
+}
+
+// deliveries consumes LAB_QUEUE with prefetch (0: none set), acked by hand.
+func deliveries(ch *amqp.Channel, prefetch int) <-chan amqp.Delivery {
+	if prefetch > 0 {
+		ch.Qos(prefetch, 0, false)
+	}
+	ds, err := ch.Consume(os.Getenv("LAB_QUEUE"), name, false, false, false, false, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	return ds
+}
+
+var errDuplicate = errors.New("its business key is marked already")
+
+// mark inserts the operation's mark, keyed by its business key;
+// errDuplicate when one is there.
+func mark(tx *sql.Tx, id string, e event) error {
+	_, err := tx.Exec("INSERT INTO consumed_operation (consumer_name, business_key, event_id, user_id, amount) VALUES (?, ?, ?, ?, ?)",
+		os.Getenv("LAB_CONSUMER_NAME"), e.BusinessKey, id, e.UserID, e.Amount)
+	var me *mysql.MySQLError
+	if errors.As(err, &me) && me.Number == 1062 {
+		return errDuplicate
+	}
+	return err
 }
