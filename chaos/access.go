@@ -47,6 +47,10 @@ func grantsOf(o Options) []grant {
 		// audit's UPDATE trigger never saw would be an effect from nowhere.
 		{"points_account", "SELECT, UPDATE (points)"},
 		{"consumed_operation", "SELECT, INSERT, UPDATE, DELETE"},
+		// All of UPDATE: INSERT … ON DUPLICATE KEY UPDATE needs it on
+		// every column it inserts (MariaDB). A row moved to another key
+		// by an UPDATE is no conflict recorded: the checker counts a key
+		// only where the audit saw it inserted (checkConflicts).
 		{"consumed_conflict", "SELECT, INSERT, UPDATE, DELETE"},
 	}
 	if o.Order {
@@ -60,18 +64,11 @@ type dbUser struct {
 	name, password string
 }
 
-func userPrefix(ns string) string { return services.LabUserPrefix(ns) }
-
-func dropDBUsers(ctx context.Context, server *sql.DB, ns string) error {
-	_, err := services.DropLabUsers(ctx, server, ns)
-	return err
-}
-
 // userFor is copy's user name: rmlab_NS_c1 for consumer-1 (at most 25
 // characters, under MySQL's 32).
 func userFor(ns, copy string) string {
 	role, n, _ := strings.Cut(copy, "-")
-	return userPrefix(ns) + role[:1] + n
+	return services.LabUserPrefix(ns) + role[:1] + n
 }
 
 func password() string {
@@ -85,7 +82,11 @@ func password() string {
 // stops the run: grading a program that holds the lab's own login would
 // trust tables it can write as it likes.
 func (r *Run) makeDBUsers(ctx context.Context, copies []string) error {
-	if err := dropDBUsers(ctx, r.server, r.O.Namespace); err != nil {
+	if _, err := services.DropLabUsers(ctx, r.server, r.O.Namespace); err != nil {
+		return err
+	}
+	host, err := clientHost(ctx, r.server)
+	if err != nil {
 		return err
 	}
 	db := r.names.Name(services.IdempotencyDB)
@@ -96,9 +97,9 @@ func (r *Run) makeDBUsers(ctx context.Context, copies []string) error {
 	for _, c := range copies {
 		u := dbUser{name: userFor(r.O.Namespace, c), password: password()}
 		// A quoted identifier and a literal of hex digits: nothing to escape.
-		stmts := []string{fmt.Sprintf("CREATE USER '%s'@'%%' IDENTIFIED BY '%s' WITH MAX_USER_CONNECTIONS 30", u.name, u.password)}
+		stmts := []string{fmt.Sprintf("CREATE USER '%s'@'%s' IDENTIFIED BY '%s' WITH MAX_USER_CONNECTIONS 30", u.name, host, u.password)}
 		for _, g := range grantsOf(r.O) {
-			stmts = append(stmts, fmt.Sprintf("GRANT %s ON `%s`.`%s` TO '%s'@'%%'", g.privileges, db, g.table, u.name))
+			stmts = append(stmts, fmt.Sprintf("GRANT %s ON `%s`.`%s` TO '%s'@'%s'", g.privileges, db, g.table, u.name, host))
 		}
 		for _, st := range stmts {
 			if _, err := r.server.ExecContext(ctx, st); err != nil {
@@ -110,9 +111,26 @@ func (r *Run) makeDBUsers(ctx context.Context, copies []string) error {
 			}
 		}
 		r.dbUsers[c] = u
-		r.Users = append(r.Users, fmt.Sprintf("MySQL user %s (%s): %s on %s only", u.name, c, strings.Join(tablesOf(r.O), ", "), db))
+		r.Users = append(r.Users, fmt.Sprintf("MySQL user %s (%s), from %s: %s on %s only", u.name, c, host, strings.Join(tablesOf(r.O), ", "), db))
 	}
 	return nil
+}
+
+// hostName is a host as MySQL writes it in an account: nothing to escape.
+var hostName = regexp.MustCompile(`^[A-Za-z0-9._:%-]{1,255}$`)
+
+// clientHost is the host the server sees the lab connect from: the
+// program runs on the lab's machine and connects the same way, so its
+// login is good from there only, not from anywhere ('%').
+func clientHost(ctx context.Context, server *sql.DB) (string, error) {
+	var h string
+	if err := server.QueryRowContext(ctx, "SELECT SUBSTRING_INDEX(USER(), '@', -1)").Scan(&h); err != nil {
+		return "", fmt.Errorf("read the host MySQL sees the lab connect from: %w", err)
+	}
+	if !hostName.MatchString(h) {
+		return "", fmt.Errorf("MySQL sees the lab connect from %q, which the lab cannot write in an account", h)
+	}
+	return h, nil
 }
 
 func tablesOf(o Options) []string {
@@ -160,15 +178,11 @@ func (r *Run) brokerUsers(ctx context.Context) (broker.Users, string) {
 		}
 	}
 	if r.cfg.BrokerControl == "rabbitmqctl" && r.nodes == nil {
-		if u, err := url.Parse(r.broker); err == nil && isLocalHost(u.Hostname()) {
+		if u, err := url.Parse(r.broker); err == nil && services.IsLocal(u.Hostname()) {
 			return broker.CtlUsers(r.cfg.Rabbitmqctl), ""
 		}
 	}
 	return nil, "no management API answers and the lab may not run rabbitmqctl here (--broker-control rabbitmqctl)"
-}
-
-func isLocalHost(h string) bool {
-	return h == "localhost" || strings.HasPrefix(h, "127.") || h == "::1"
 }
 
 // makeBrokerUser makes the run's RabbitMQ user and returns the URL the
@@ -181,7 +195,7 @@ func (r *Run) makeBrokerUser(ctx context.Context) error {
 		r.Notes = append(r.Notes, "RabbitMQ: your program logs in as the lab does ("+why+"); its proxy refuses queue.purge, queue.delete and exchange.delete")
 		return nil
 	}
-	name, pass := strings.TrimSuffix(userPrefix(r.O.Namespace), "_")+"_"+r.O.Own.Role, password()
+	name, pass := services.LabUserPrefix(r.O.Namespace)+r.O.Own.Role, password()
 	vhost := "/"
 	if u, err := url.Parse(r.broker); err == nil && strings.TrimPrefix(u.Path, "/") != "" {
 		vhost, _ = url.PathUnescape(strings.TrimPrefix(u.Path, "/"))
@@ -215,7 +229,7 @@ func (r *Run) dropUsers() error {
 	defer cancel()
 	var errs []error
 	if len(r.dbUsers) > 0 && r.server != nil {
-		if err := dropDBUsers(ctx, r.server, r.O.Namespace); err != nil {
+		if _, err := services.DropLabUsers(ctx, r.server, r.O.Namespace); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -235,7 +249,11 @@ func (r *Run) dropUsers() error {
 var refusal = regexp.MustCompile(`(?i)(command denied to user|access denied for user|ACCESS_REFUSED|access to (queue|exchange) .* refused)`)
 
 // deniedWhat reads "UPDATE command denied to user 'u'@'h' for table
-// `db`.`t`" (MariaDB) or "… for table 't'" (MySQL) into "UPDATE on t".
+// `db`.`t`" (MariaDB) or "… for table 't'" (MySQL) into "UPDATE on t";
+// deniedColumn "… for column 'c' in table 't'" into "UPDATE of column c
+// on t".
+var deniedColumn = regexp.MustCompile("(?i)([A-Z ]+?) command denied to user '[^']*'@'[^']*' for column [`']?([^`'\\s]+)[`']? in table [`']?([^`'\\s]+)[`']?")
+
 var deniedWhat = regexp.MustCompile("(?i)([A-Z ]+?) command denied to user '[^']*'@'[^']*' for table [`']?(?:([^`'\\s.]+)[`']?\\.[`']?)?([^`'\\s]+)[`']?")
 
 // refusedLine turns one line a copy wrote into what it was refused, with
@@ -245,7 +263,9 @@ func refusedLine(role string, o Options, line string) string {
 		return ""
 	}
 	what := line
-	if m := deniedWhat.FindStringSubmatch(line); m != nil {
+	if m := deniedColumn.FindStringSubmatch(line); m != nil {
+		what = strings.TrimSpace(m[1]) + " of column " + m[2] + " on " + m[3]
+	} else if m := deniedWhat.FindStringSubmatch(line); m != nil {
 		what = strings.TrimSpace(m[1]) + " on " + m[3]
 		if m[2] != "" {
 			what = strings.TrimSpace(m[1]) + " on " + m[2] + "." + m[3]

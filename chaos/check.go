@@ -219,7 +219,13 @@ func (r *Run) check(ctx context.Context) (*Summary, error) {
 // which consumed_conflict holds no row of the business key.
 func (r *Run) checkConflicts(ctx context.Context, s *Summary, committed map[int64]float64, conflicted func(int64) bool) error {
 	idem := r.names.Name(services.IdempotencyDB)
-	rows, err := r.server.QueryContext(ctx, "SELECT DISTINCT business_key FROM "+idem+".consumed_conflict")
+	q := "SELECT DISTINCT business_key FROM " + idem + ".consumed_conflict"
+	if r.O.Own != nil {
+		// A key counts where the audit saw a conflict row inserted under
+		// it: a program may UPDATE a row to another key unseen.
+		q = "SELECT DISTINCT c.business_key FROM " + idem + ".consumed_conflict c JOIN " + idem + ".lab_conflict a ON a.business_key = c.business_key"
+	}
+	rows, err := r.server.QueryContext(ctx, q)
 	if err != nil {
 		return fmt.Errorf("read the recorded conflicts in %s.consumed_conflict: %w", idem, err)
 	}

@@ -142,6 +142,8 @@ func TestARefusalInAProgramsOutputIsNamedWithWhatItsRoleMayDo(t *testing.T) {
 		{"pymysql.err.OperationalError: (1142, \"UPDATE command denied to user 'rmlab_x_r1'@'localhost' for table `blog_idempotency_x`.`points_account`\")",
 			"refused UPDATE on blog_idempotency_x.points_account: the relay may use outbox_event"},
 		{"Error 1142 (42000): INSERT command denied to user 'rmlab_x_r1'@'127.0.0.1' for table 'lab_status'", "refused INSERT on lab_status"},
+		{"consumer-2: apply x: Error 1143 (42000): UPDATE command denied to user 'rmlab_x_c2'@'127.0.0.1' for column 'consumer_name' in table 'consumed_conflict'",
+			"refused UPDATE of column consumer_name on consumed_conflict:"},
 		{"Exception (403) Reason: \"ACCESS_REFUSED - access to queue 'orders' in vhost '/' refused for user 'rmlab_x_relay'\"", "ACCESS_REFUSED"},
 	} {
 		if got := refusedLine("relay", o, c.line); !strings.Contains(got, c.want) {
@@ -150,5 +152,43 @@ func TestARefusalInAProgramsOutputIsNamedWithWhatItsRoleMayDo(t *testing.T) {
 	}
 	if got := refusedLine("relay", o, "relay-1: published order-1-paid"); got != "" {
 		t.Errorf("an ordinary line read as a refusal: %q", got)
+	}
+}
+
+// A fault the role must survive that found no moment to land in makes the
+// run no pass, and says auto-ack when the consumer consumed so; one that
+// landed, or a fault not a must, says nothing.
+func TestAMustFaultThatDidNotLandIsUntested(t *testing.T) {
+	r := &Run{Hist: NewHistory(nil)}
+	r.Hist.Keep()
+	i := r.Hist.Fault(Fault{Kind: KillConsumer, Target: "consumer-1", Point: "ack", Must: true})
+	r.Hist.FaultResult(i, "no ack from consumer-2 within the window: nothing killed (tried consumer-1 and consumer-2)")
+	j := r.Hist.Fault(Fault{Kind: CutAMQP, Target: "consumers", Must: true})
+	r.Hist.FaultResult(j, "consumer-1's connection was cut at its ack, which the broker never got")
+	k := r.Hist.Fault(Fault{Kind: CutMySQL, Target: "outbox"})
+	r.Hist.FaultResult(k, "no session open on blog_outbox_lab")
+	v := r.untested(nil)
+	if len(v) != 1 || !strings.Contains(v[0], "untested: kill-consumer at ack on consumer-1") || strings.Contains(v[0], "auto-ack") {
+		t.Fatalf("untested: %q", v)
+	}
+	r.Hist.Event("consumer-1", "consume", "queue orders, no-ack (auto-ack)")
+	if v := r.untested(nil); len(v) != 1 || !strings.Contains(v[0], "auto-ack") {
+		t.Fatalf("untested with an auto-ack consumer: %q", v)
+	}
+}
+
+// How a copy's lives ended is counted by how, in the order first seen.
+func TestACopysExitsAreCountedByHow(t *testing.T) {
+	r := &Run{Hist: NewHistory(nil)}
+	r.Hist.Keep()
+	for _, d := range []string{"exited, code 0: 25 done", "killed, code -1: x", "exited, code 0: 25 done", "exited, code 1: boom"} {
+		r.Hist.Event("consumer-1", "exit", d)
+	}
+	r.Hist.Event("consumer-2", "exit", "killed, code -1: y")
+	if got, want := r.Exits("consumer-1"), "exited with code 0 ×2, killed ×1, exited with code 1 ×1"; got != want {
+		t.Errorf("Exits = %q, want %q", got, want)
+	}
+	if got := r.Exits("consumer-3"); got != "" {
+		t.Errorf("a copy that never exited: %q", got)
 	}
 }

@@ -1,0 +1,35 @@
+package services_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/rmlab/lab/internal/labtest"
+	"github.com/rmlab/lab/services"
+)
+
+// DropLabUsers drops the users of one namespace and nobody else's: '_' in
+// LIKE matches any character, so a namespace's prefix must be escaped or
+// rmlab_ab_ would take rmlab_abx_c1 too.
+func TestDropLabUsersDropsOneNamespacesUsersOnly(t *testing.T) {
+	env := labtest.Connect(t, labtest.MySQL)
+	db := env.Svc.MySQL
+	ctx := context.Background()
+	mine, other := services.LabUserPrefix(env.NS)+"c1", services.LabUserPrefix(env.NS+"x")+"c1"
+	for _, u := range []string{mine, other} {
+		if _, err := db.ExecContext(ctx, "CREATE USER '"+u+"'@'localhost'"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { db.Exec("DROP USER IF EXISTS '" + other + "'@'localhost'") })
+	dropped, err := services.DropLabUsers(ctx, db, env.NS)
+	if err != nil || !slices.Equal(dropped, []string{mine}) {
+		t.Fatalf("dropped %q (%v), want only %s", dropped, err, mine)
+	}
+	var n int
+	db.QueryRow("SELECT COUNT(*) FROM mysql.user WHERE User IN (?, ?)", mine, other).Scan(&n)
+	if n != 1 {
+		t.Fatalf("%d of the two users are left, want %s only", n, other)
+	}
+}
