@@ -113,6 +113,10 @@ func Start(spec Spec) (*Process, error) {
 	return p, nil
 }
 
+// maxOwnLine bounds one line a program of someone else's writes, as the
+// lab keeps it (200 of them per process): a longer one is cut, and says so.
+const maxOwnLine = 1000
+
 func (p *Process) read(r io.Reader) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
@@ -122,7 +126,7 @@ func (p *Process) read(r io.Reader) {
 			// A program the lab did not write speaks no point protocol:
 			// a line of its own that looks like one ("@note applied …")
 			// must not forge the lab's history.
-			line = plain.Line(line, 1000)
+			line = plain.Cut(plain.Text(line), maxOwnLine)
 			p.mu.Lock()
 			if p.onLine != nil {
 				p.onLine(line)

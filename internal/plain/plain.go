@@ -83,3 +83,16 @@ func Line(s string, max int) string {
 	}
 	return strings.Join(strings.Fields(b.String()), " ")
 }
+
+// Cut is s in at most max bytes, cut on a character and ending in "…"
+// when it was cut: text is never shortened without saying so.
+func Cut(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	end := max - len("…")
+	for end > 0 && !utf8.RuneStart(s[end]) {
+		end--
+	}
+	return s[:end] + "…"
+}

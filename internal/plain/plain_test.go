@@ -3,6 +3,7 @@ package plain
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // hostile is one of each family of escape a terminal acts on, each with
@@ -70,5 +71,15 @@ func TestACSVCellNeverStartsAFormula(t *testing.T) {
 	}
 	if got := CSV("lost 3"); got != "lost 3" {
 		t.Errorf("CSV changed a plain cell: %q", got)
+	}
+}
+
+func TestCutSaysItCutAndNeverSplitsACharacter(t *testing.T) {
+	if got := Cut("short", 10); got != "short" {
+		t.Errorf("Cut changed a short text: %q", got)
+	}
+	got := Cut(strings.Repeat("中", 10), 10)
+	if !strings.HasSuffix(got, "…") || len(got) > 10 || !utf8.ValidString(got) {
+		t.Errorf("Cut = %q (%d bytes)", got, len(got))
 	}
 }
