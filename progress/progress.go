@@ -231,6 +231,21 @@ type Verdict struct {
 	Line      string `json:"line"` // "seed 1: applied once 200 of 200, lost 0, twice 0"
 }
 
+// KeepNewerChallenges takes from other each challenge p does not have, or
+// has an older state of: two writers of one participant's progress (their
+// screen, and a verdict given through the workshop's door) each keep what
+// the other wrote.
+func (p *File) KeepNewerChallenges(other *File) {
+	for name, c := range other.Challenges {
+		if mine, ok := p.Challenges[name]; !ok || c.Updated.After(mine.Updated) {
+			if p.Challenges == nil {
+				p.Challenges = map[string]*Challenge{}
+			}
+			p.Challenges[name] = c
+		}
+	}
+}
+
 // Keep adds v to p's challenge progress.
 func (p *File) Keep(v Verdict, now time.Time) {
 	c := p.Challenge(v.Challenge)

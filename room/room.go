@@ -124,10 +124,44 @@ func (s store) Load(ctx context.Context) (*progress.File, error) {
 }
 
 // Save writes the snapshot and the columns the room view sorts on, in one
-// statement: a participant's row is whole at every moment.
+// transaction: a participant's row is whole at every moment. A challenge
+// the row holds newer than the snapshot's is kept: the participant's
+// screen and a verdict given through the door both write the row.
 func (s store) Save(ctx context.Context, snapshot []byte) error {
+	var err error
+	for try := 0; try < 3; try++ {
+		if err = s.save(ctx, snapshot); err == nil || !services.Retryable(err) {
+			break
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("room %s: save %s's progress: %w", s.r.Name, s.name, err)
+	}
+	return nil
+}
+
+func (s store) save(ctx context.Context, snapshot []byte) error {
 	var f progress.File
 	if err := json.Unmarshal(snapshot, &f); err != nil {
+		return err
+	}
+	// READ COMMITTED: the row's lock only, no gap lock that two first
+	// saves of different names could deadlock on.
+	tx, err := s.r.DB.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var held string
+	if err := tx.QueryRowContext(ctx, "SELECT progress FROM participant WHERE name=? FOR UPDATE", s.name).Scan(&held); err == nil {
+		var old progress.File
+		if json.Unmarshal([]byte(held), &old) == nil {
+			f.KeepNewerChallenges(&old)
+			if snapshot, err = json.Marshal(&f); err != nil {
+				return err
+			}
+		}
+	} else if err != sql.ErrNoRows {
 		return err
 	}
 	a := f.Activity
@@ -135,7 +169,7 @@ func (s store) Save(ctx context.Context, snapshot []byte) error {
 	if since.IsZero() {
 		since = time.Now()
 	}
-	_, err := s.r.DB.ExecContext(ctx, `INSERT INTO participant
+	_, err = tx.ExecContext(ctx, `INSERT INTO participant
 		(name, server, lesson, step, steps, step_since, passed, failed, verdicts, progress, updated)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(6))
 		ON DUPLICATE KEY UPDATE server=VALUES(server), lesson=VALUES(lesson), step=VALUES(step), steps=VALUES(steps),
@@ -143,9 +177,9 @@ func (s store) Save(ctx context.Context, snapshot []byte) error {
 		progress=VALUES(progress), updated=VALUES(updated)`,
 		s.name, s.r.Server, a.Lesson, a.Step, a.Steps, since.UTC(), a.Passed, a.Failed, verdicts(a.Verdicts), string(snapshot))
 	if err != nil {
-		return fmt.Errorf("room %s: save %s's progress: %w", s.r.Name, s.name, err)
+		return err
 	}
-	return nil
+	return tx.Commit()
 }
 
 func verdicts(v map[string]string) string {

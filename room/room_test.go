@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/rmlab/lab/internal/labtest"
+	"github.com/rmlab/lab/progress"
 	"github.com/rmlab/lab/room"
 	"github.com/rmlab/lab/services"
 )
@@ -308,5 +309,38 @@ func TestEachRoomPresentsInANamespaceOfItsOwnNoParticipantCanTake(t *testing.T) 
 	}
 	if p := services.NamespaceProblem(a); p == "" {
 		t.Errorf("a participant could take %q", a)
+	}
+}
+
+// A participant's screen and a verdict given through the workshop's door
+// both write their progress: a save keeps a challenge the row holds newer
+// than the snapshot's. The screen's next save used to erase the verdict.
+func TestASaveKeepsAChallengeTheRowHoldsNewer(t *testing.T) {
+	r := open(t)
+	ctx := context.Background()
+	st := r.Store("alice")
+	door := progress.New()
+	door.Keep(progress.Verdict{Challenge: "once", Seed: 1, Passed: true, Line: "seed 1"}, time.Now())
+	b, _ := json.Marshal(door)
+	if err := st.Save(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	screen := progress.New() // loaded before the verdict came: no challenge
+	screen.Activity.Lesson = "idem-first-processing"
+	b, _ = json.Marshal(screen)
+	if err := st.Save(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.Load(ctx)
+	if err != nil || got.Challenges["once"] == nil || !got.Challenges["once"].Passed || got.Activity.Lesson != "idem-first-processing" {
+		t.Fatalf("after the screen's save: %+v (%v)", got, err)
+	}
+	// A newer state of the challenge wins over the row's.
+	later := progress.New()
+	later.Challenges = map[string]*progress.Challenge{"once": {Runs: 5, Updated: time.Now().Add(time.Minute)}}
+	b, _ = json.Marshal(later)
+	st.Save(ctx, b)
+	if got, _ := st.Load(ctx); got.Challenges["once"].Runs != 5 {
+		t.Errorf("a newer challenge state lost to the row's: %+v", got.Challenges["once"])
 	}
 }
