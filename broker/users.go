@@ -4,12 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"os/exec"
 	"strings"
+	"time"
 
+	"github.com/rmlab/lab/services"
+
+	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/rmlab/lab/secret"
 )
 
@@ -23,8 +28,15 @@ type Permissions struct {
 // the permissions it needs (a challenge's program). Via says how, for the
 // run's output.
 type Users interface {
-	Add(ctx context.Context, name, password, vhost string, p Permissions) error
+	// Add makes user name (or gives it a new password and tags), with
+	// permissions p on vhost. Tags: "" or "management" (it may read its
+	// vhosts through the management API).
+	Add(ctx context.Context, name, password, tags, vhost string, p Permissions) error
 	Delete(ctx context.Context, name string) error
+	// AddVhost makes vhost if it does not exist; DeleteVhost removes it
+	// with everything in it, and says whether there was one.
+	AddVhost(ctx context.Context, vhost string) error
+	DeleteVhost(ctx context.Context, vhost string) (bool, error)
 	Via() string
 }
 
@@ -62,8 +74,8 @@ func (u mgmtUsers) do(ctx context.Context, method, path string, body any) error 
 	return nil
 }
 
-func (u mgmtUsers) Add(ctx context.Context, name, password, vhost string, p Permissions) error {
-	if err := u.do(ctx, http.MethodPut, "/api/users/"+url.PathEscape(name), map[string]string{"password": password, "tags": ""}); err != nil {
+func (u mgmtUsers) Add(ctx context.Context, name, password, tags, vhost string, p Permissions) error {
+	if err := u.do(ctx, http.MethodPut, "/api/users/"+url.PathEscape(name), map[string]string{"password": password, "tags": tags}); err != nil {
 		return err
 	}
 	return u.do(ctx, http.MethodPut, "/api/permissions/"+url.PathEscape(vhost)+"/"+url.PathEscape(name),
@@ -72,6 +84,27 @@ func (u mgmtUsers) Add(ctx context.Context, name, password, vhost string, p Perm
 
 func (u mgmtUsers) Delete(ctx context.Context, name string) error {
 	return u.do(ctx, http.MethodDelete, "/api/users/"+url.PathEscape(name), nil)
+}
+
+func (u mgmtUsers) AddVhost(ctx context.Context, vhost string) error {
+	return u.do(ctx, http.MethodPut, "/api/vhosts/"+url.PathEscape(vhost), nil)
+}
+
+func (u mgmtUsers) DeleteVhost(ctx context.Context, vhost string) (bool, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.m.Base+"/api/vhosts/"+url.PathEscape(vhost), nil)
+	if err != nil {
+		return false, err
+	}
+	req.SetBasicAuth(u.m.User, u.m.Pass)
+	resp, err := u.m.HTTP.Do(req)
+	if err != nil {
+		return false, fmt.Errorf("management API at %s: %w", secret.URL(u.m.Base), err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode == http.StatusNotFound {
+		return false, nil
+	}
+	return true, u.do(ctx, http.MethodDelete, "/api/vhosts/"+url.PathEscape(vhost), nil)
 }
 
 // CtlUsers adds users with rabbitmqctl (ctl: the command, or a wrapper
@@ -94,11 +127,34 @@ func (c ctlUsers) run(ctx context.Context, stdin string, args ...string) error {
 	return nil
 }
 
-func (c ctlUsers) Add(ctx context.Context, name, password, vhost string, p Permissions) error {
-	if err := c.run(ctx, password+"\n", "add_user", name); err != nil {
+func (c ctlUsers) Add(ctx context.Context, name, password, tags, vhost string, p Permissions) error {
+	err := c.run(ctx, password+"\n", "add_user", name)
+	if err != nil && strings.Contains(err.Error(), "already exists") {
+		err = c.run(ctx, password+"\n", "change_password", name)
+	}
+	if err != nil {
+		return err
+	}
+	if err := c.run(ctx, "", "set_user_tags", name, tags); err != nil {
 		return err
 	}
 	return c.run(ctx, "", "set_permissions", "-p", vhost, name, p.Configure, p.Write, p.Read)
+}
+
+func (c ctlUsers) AddVhost(ctx context.Context, vhost string) error {
+	err := c.run(ctx, "", "add_vhost", vhost)
+	if err != nil && strings.Contains(err.Error(), "already exists") {
+		return nil
+	}
+	return err
+}
+
+func (c ctlUsers) DeleteVhost(ctx context.Context, vhost string) (bool, error) {
+	err := c.run(ctx, "", "delete_vhost", vhost)
+	if err != nil && strings.Contains(err.Error(), "does not exist") {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 func (c ctlUsers) Delete(ctx context.Context, name string) error {
@@ -107,4 +163,78 @@ func (c ctlUsers) Delete(ctx context.Context, name string) error {
 		return nil
 	}
 	return err
+}
+
+// UsersFor is how the lab can make RabbitMQ users on the broker at
+// amqpURL: the management API when it answers that URL's login as an
+// administrator, else rabbitmqctl on a local node the lab may control
+// (cfg.BrokerControl "rabbitmqctl"); nil, with why, when neither.
+func UsersFor(ctx context.Context, amqpURL string, cfg services.Config) (Users, string) {
+	why := "no management API answers"
+	if m, err := ManagementFor(amqpURL, cfg.Management); err == nil {
+		c, cancel := context.WithTimeout(ctx, 2*time.Second)
+		admin, err := m.administrator(c)
+		cancel()
+		switch {
+		case err == nil && admin:
+			return ManagementUsers(m), ""
+		case err == nil:
+			why = "the management API's user " + m.User + " has no administrator tag"
+		}
+	}
+	if cfg.BrokerControl == "rabbitmqctl" {
+		if u, err := url.Parse(amqpURL); err == nil && services.IsLocal(u.Hostname()) {
+			return CtlUsers(cfg.Rabbitmqctl), ""
+		}
+		return nil, why + ", and rabbitmqctl reaches a local node only"
+	}
+	return nil, why + " and the lab may not run rabbitmqctl here (--broker-control rabbitmqctl)"
+}
+
+// administrator says whether the API's user has the administrator tag (it
+// may make users).
+func (m *Management) administrator(ctx context.Context) (bool, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, m.Base+"/api/whoami", nil)
+	if err != nil {
+		return false, err
+	}
+	req.SetBasicAuth(m.User, m.Pass)
+	resp, err := m.HTTP.Do(req)
+	if err != nil {
+		return false, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return false, fmt.Errorf("HTTP %d", resp.StatusCode)
+	}
+	var who struct {
+		Tags any `json:"tags"` // a string before 3.12ish, a list after
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&who); err != nil {
+		return false, err
+	}
+	return strings.Contains(fmt.Sprint(who.Tags), "administrator"), nil
+}
+
+// VhostExists asks the broker at amqpURL whether vhost exists, by logging
+// in to it with amqpURL's login: cheap where a user list is not
+// (rabbitmqctl starts a VM), so a cleaner can ask for every namespace.
+func VhostExists(ctx context.Context, amqpURL, vhost string) (bool, error) {
+	u, err := url.Parse(amqpURL)
+	if err != nil {
+		return false, fmt.Errorf("the AMQP URL cannot be read")
+	}
+	u.Path, u.RawPath = "/"+vhost, "/"+url.PathEscape(vhost)
+	conn, err := services.DialAMQP(ctx, u.String())
+	if err == nil {
+		conn.Close()
+		return true, nil
+	}
+	var ae *amqp.Error
+	if errors.As(err, &ae) && ae.Code == amqp.NotAllowed {
+		// "vhost X not found", or "access to vhost 'X' refused for user":
+		// it is there, the lab's login only has no permissions in it.
+		return !strings.Contains(ae.Reason, "not found"), nil
+	}
+	return false, fmt.Errorf("log in to RabbitMQ vhost %s at %s: %w", vhost, secret.URL(amqpURL), err)
 }

@@ -2,9 +2,6 @@ package chaos
 
 import (
 	"context"
-	"crypto/rand"
-	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/url"
@@ -71,12 +68,6 @@ func userFor(ns, copy string) string {
 	return services.LabUserPrefix(ns) + role[:1] + n
 }
 
-func password() string {
-	b := make([]byte, 18)
-	rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
 // makeDBUsers creates a user per copy of the program with only its role's
 // grants. A server that refuses (the lab's login may not create users)
 // stops the run: grading a program that holds the lab's own login would
@@ -85,7 +76,7 @@ func (r *Run) makeDBUsers(ctx context.Context, copies []string) error {
 	if _, err := services.DropLabUsers(ctx, r.server, r.O.Namespace); err != nil {
 		return err
 	}
-	host, err := clientHost(ctx, r.server)
+	host, err := services.ClientHost(ctx, r.server)
 	if err != nil {
 		return err
 	}
@@ -95,7 +86,7 @@ func (r *Run) makeDBUsers(ctx context.Context, copies []string) error {
 	}
 	r.dbUsers = map[string]dbUser{}
 	for _, c := range copies {
-		u := dbUser{name: userFor(r.O.Namespace, c), password: password()}
+		u := dbUser{name: userFor(r.O.Namespace, c), password: services.Password()}
 		// A quoted identifier and a literal of hex digits: nothing to escape.
 		stmts := []string{fmt.Sprintf("CREATE USER '%s'@'%s' IDENTIFIED BY '%s' WITH MAX_USER_CONNECTIONS 30", u.name, host, u.password)}
 		for _, g := range grantsOf(r.O) {
@@ -114,23 +105,6 @@ func (r *Run) makeDBUsers(ctx context.Context, copies []string) error {
 		r.Users = append(r.Users, fmt.Sprintf("MySQL user %s (%s), from %s: %s on %s only", u.name, c, host, strings.Join(tablesOf(r.O), ", "), db))
 	}
 	return nil
-}
-
-// hostName is a host as MySQL writes it in an account: nothing to escape.
-var hostName = regexp.MustCompile(`^[A-Za-z0-9._:%-]{1,255}$`)
-
-// clientHost is the host the server sees the lab connect from: the
-// program runs on the lab's machine and connects the same way, so its
-// login is good from there only, not from anywhere ('%').
-func clientHost(ctx context.Context, server *sql.DB) (string, error) {
-	var h string
-	if err := server.QueryRowContext(ctx, "SELECT SUBSTRING_INDEX(USER(), '@', -1)").Scan(&h); err != nil {
-		return "", fmt.Errorf("read the host MySQL sees the lab connect from: %w", err)
-	}
-	if !hostName.MatchString(h) {
-		return "", fmt.Errorf("MySQL sees the lab connect from %q, which the lab cannot write in an account", h)
-	}
-	return h, nil
 }
 
 func tablesOf(o Options) []string {
@@ -168,21 +142,11 @@ func permissionsOf(role, queue string) broker.Permissions {
 // API when it answers, else rabbitmqctl on a local node the lab may
 // control (--broker-control); nil, with why, when neither.
 func (r *Run) brokerUsers(ctx context.Context) (broker.Users, string) {
-	m, err := broker.ManagementFor(r.broker, r.cfg.Management)
-	if err == nil {
-		c, cancel := context.WithTimeout(ctx, 2*time.Second)
-		_, qerr := m.Queue(c, r.names.Name(QueueName))
-		cancel()
-		if qerr == nil {
-			return broker.ManagementUsers(m), ""
-		}
+	cfg := r.cfg
+	if r.nodes != nil {
+		cfg.BrokerControl = "" // rabbitmqctl would reach the system node, not the run's own
 	}
-	if r.cfg.BrokerControl == "rabbitmqctl" && r.nodes == nil {
-		if u, err := url.Parse(r.broker); err == nil && services.IsLocal(u.Hostname()) {
-			return broker.CtlUsers(r.cfg.Rabbitmqctl), ""
-		}
-	}
-	return nil, "no management API answers and the lab may not run rabbitmqctl here (--broker-control rabbitmqctl)"
+	return broker.UsersFor(ctx, r.broker, cfg)
 }
 
 // makeBrokerUser makes the run's RabbitMQ user and returns the URL the
@@ -195,7 +159,7 @@ func (r *Run) makeBrokerUser(ctx context.Context) error {
 		r.Notes = append(r.Notes, "RabbitMQ: your program logs in as the lab does ("+why+"); its proxy refuses queue.purge, queue.delete and exchange.delete")
 		return nil
 	}
-	name, pass := services.LabUserPrefix(r.O.Namespace)+r.O.Own.Role, password()
+	name, pass := services.LabUserPrefix(r.O.Namespace)+r.O.Own.Role, services.Password()
 	vhost := "/"
 	if u, err := url.Parse(r.broker); err == nil && strings.TrimPrefix(u.Path, "/") != "" {
 		vhost, _ = url.PathUnescape(strings.TrimPrefix(u.Path, "/"))
@@ -204,7 +168,7 @@ func (r *Run) makeBrokerUser(ctx context.Context) error {
 	defer cancel()
 	users.Delete(c, name) // one a killed run left
 	p := permissionsOf(r.O.Own.Role, queue)
-	if err := users.Add(c, name, pass, vhost, p); err != nil {
+	if err := users.Add(c, name, pass, "", vhost, p); err != nil {
 		return &lab.Error{What: "the lab cannot give your program a RabbitMQ user of its own: " + err.Error(), Where: users.Via(),
 			Fix: "give the lab's RabbitMQ login the administrator tag, or leave out --management / --broker-control to run with the proxy's refusals only"}
 	}

@@ -30,7 +30,9 @@ type Cleaner struct {
 	svc               *services.Services
 	broker            *broker.Client
 	queues, exchanges []string
-	marks             []string // every exchange name at the broker, when the management API lists them
+	marks             []string     // every exchange name at the broker, when the management API lists them
+	users             broker.Users // how to remove a workshop participant's vhost and RabbitMQ user, nil where the lab cannot
+	usersWhy          string       // why users is nil
 	out               io.Writer
 	failed            bool
 }
@@ -74,6 +76,9 @@ func New(ctx context.Context, svc *services.Services, lessonsDir string, out io.
 		if m, err := broker.ManagementFor(svc.Config.AMQP, svc.Config.Management); err == nil {
 			cl.marks, _ = m.Exchanges(ctx) // without the list, the lessons' names still go
 		}
+	}
+	if svc.Info.AMQPErr == nil {
+		cl.users, cl.usersWhy = broker.UsersFor(ctx, svc.Config.AMQP, svc.Config)
 	}
 	return cl
 }
@@ -182,6 +187,24 @@ func (cl *Cleaner) Namespace(ctx context.Context, names services.Names) {
 			for _, real := range set.extra {
 				if !done[real] {
 					cl.Report(cl.broker.Remove(ctx, set.kind, real))
+				}
+			}
+		}
+		// A workshop participant's vhost (their queues and exchanges in
+		// it) and RabbitMQ user, made together (lab serve).
+		if vhost := services.ParticipantVhost(names.NS); names.NS != "" {
+			had, err := broker.VhostExists(ctx, svc.Config.AMQP, vhost)
+			switch {
+			case err != nil:
+				cl.Report("", err)
+			case had && cl.users == nil:
+				cl.Report("", fmt.Errorf("the RabbitMQ vhost %s is left: %s", vhost, cl.usersWhy))
+			case had:
+				_, err := cl.users.DeleteVhost(ctx, vhost)
+				cl.Report("deleted the RabbitMQ vhost "+vhost+" with everything in it", err)
+				user := services.ParticipantUser(names.NS)
+				if err := cl.users.Delete(ctx, user); err != nil {
+					cl.Report("", fmt.Errorf("the RabbitMQ user %s: %w", user, err))
 				}
 			}
 		}

@@ -2,21 +2,45 @@ package services
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
+	"encoding/hex"
 	"fmt"
+	"regexp"
 	"strings"
+
+	gomysql "github.com/go-sql-driver/mysql"
 )
 
 // LabUserPrefix is what every MySQL user the lab makes in namespace ns
-// starts with (a challenge's program runs as rmlab_NS_c1, …), so that a run
-// and lab clean can drop the users a killed run left.
+// starts with (a challenge's program runs as rmlab_NS_c1, a workshop
+// participant's lessons as rmlab_NS_p), so that a run and lab clean can
+// drop the users a killed run left. What follows the prefix never holds a
+// '_', which is how rmlab_ab_c1 (namespace ab) is told from rmlab_ab_x_c1
+// (namespace ab_x).
 func LabUserPrefix(ns string) string { return "rmlab_" + ns + "_" }
+
+// ParticipantUser is the MySQL user, RabbitMQ user and vhost name of a
+// workshop participant in namespace ns.
+func ParticipantUser(ns string) string { return LabUserPrefix(ns) + "p" }
+
+// ParticipantVhost is the RabbitMQ vhost a workshop participant's lessons
+// run in.
+func ParticipantVhost(ns string) string { return "rmlab_" + ns }
+
+// Password is a fresh random password for a login the lab makes: hex
+// digits only, nothing to escape in a statement or a URL.
+func Password() string {
+	b := make([]byte, 18)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
 
 // DropLabUsers drops every MySQL user of namespace ns the lab made, and
 // returns their names.
 func DropLabUsers(ctx context.Context, server *sql.DB, ns string) ([]string, error) {
-	like := strings.NewReplacer("_", `\_`, "%", `\%`).Replace(LabUserPrefix(ns)) + "%"
-	rows, err := server.QueryContext(ctx, "SELECT User, Host FROM mysql.user WHERE User LIKE ?", like)
+	like := likeEscape(LabUserPrefix(ns)) + "%"
+	rows, err := server.QueryContext(ctx, "SELECT User, Host FROM mysql.user WHERE User LIKE ? AND User NOT LIKE ?", like, like+`\_%`)
 	if c := Code(err); c == 1142 || c == 1143 || c == 1044 {
 		return nil, nil // a login that cannot read mysql.user never made users either
 	}
@@ -40,4 +64,80 @@ func DropLabUsers(ctx context.Context, server *sql.DB, ns string) ([]string, err
 		names = append(names, u[0])
 	}
 	return names, nil
+}
+
+func likeEscape(s string) string { return strings.NewReplacer(`\`, `\\`, "_", `\_`, "%", `\%`).Replace(s) }
+
+// hostName is a host as MySQL writes it in an account: nothing to escape.
+var hostName = regexp.MustCompile(`^[A-Za-z0-9._:%-]{1,255}$`)
+
+// ClientHost is the host the server sees the lab connect from: a login the
+// lab makes for a program or a participant it runs on this machine is
+// good from there only, not from anywhere ('%').
+func ClientHost(ctx context.Context, server *sql.DB) (string, error) {
+	var h string
+	if err := server.QueryRowContext(ctx, "SELECT SUBSTRING_INDEX(USER(), '@', -1)").Scan(&h); err != nil {
+		return "", fmt.Errorf("read the host MySQL sees the lab connect from: %w", err)
+	}
+	if !hostName.MatchString(h) {
+		return "", fmt.Errorf("MySQL sees the lab connect from %q, which the lab cannot write in an account", h)
+	}
+	return h, nil
+}
+
+// ParticipantGrants are what a workshop participant's MySQL user may do:
+// everything in their own two databases (a grant on a database that does
+// not exist yet lets them create it), and, server wide, only what a
+// lesson reads about its own sessions: PROCESS (InnoDB's list of
+// transactions; it shows other sessions' statements, it changes nothing)
+// and, where the binary log is on, reading it (the binlog relay).
+func ParticipantGrants(ns string, binlog bool) []string {
+	n := Names{NS: ns}
+	var g []string
+	for _, db := range []string{IdempotencyDB, OutboxDB} {
+		// In a database grant '_' matches any character: escaped, it is
+		// the one database.
+		g = append(g, "ALL PRIVILEGES ON `"+strings.ReplaceAll(n.Name(db), "_", `\_`)+"`.*")
+	}
+	server := "PROCESS"
+	if binlog {
+		server += ", REPLICATION CLIENT, REPLICATION SLAVE"
+	}
+	return append(g, server+" ON *.*")
+}
+
+// MakeParticipantUser makes (or gives a new password to) namespace ns's
+// participant user, good from the host the lab connects from, with
+// ParticipantGrants and at most maxConns connections, and returns the DSN
+// cfg's server is reached with as that user.
+func MakeParticipantUser(ctx context.Context, server *sql.DB, dsn, ns string, maxConns int) (string, error) {
+	host, err := ClientHost(ctx, server)
+	if err != nil {
+		return "", err
+	}
+	var binlog bool
+	server.QueryRowContext(ctx, "SELECT @@log_bin").Scan(&binlog)
+	user, pass := ParticipantUser(ns), Password()
+	account := fmt.Sprintf("'%s'@'%s'", user, host)
+	// Hex digits, a name of the lab's making and a host checked above:
+	// nothing to escape.
+	stmts := []string{
+		"CREATE USER IF NOT EXISTS " + account,
+		fmt.Sprintf("ALTER USER %s IDENTIFIED BY '%s' WITH MAX_USER_CONNECTIONS %d", account, pass, maxConns),
+	}
+	for _, g := range ParticipantGrants(ns, binlog) {
+		stmts = append(stmts, "GRANT "+g+" TO "+account)
+	}
+	for _, st := range stmts {
+		if _, err := server.ExecContext(ctx, st); err != nil {
+			verb := strings.SplitN(st, " '", 2)[0]
+			return "", fmt.Errorf("make %s's MySQL user %s (%s): %w", ns, user, verb, err)
+		}
+	}
+	dc, err := gomysql.ParseDSN(dsn)
+	if err != nil {
+		return "", fmt.Errorf("the MySQL DSN: %w", err)
+	}
+	dc.User, dc.Passwd = user, pass
+	return dc.FormatDSN(), nil
 }

@@ -227,8 +227,6 @@ func (s *Server) lessonList() []*lab.Lesson {
 // screen is one participant's lab screen, in their namespace; it closes
 // (workers killed, sessions rolled back) when the SSH session ends.
 func (s *Server) screen(sess ssh.Session, st *seat) tea.Model {
-	svc := s.cfg.Services.For(sess.User())
-	env := &steps.Env{Svc: svc, Binary: s.cfg.Binary, Queues: broker.NewReader(svc).Read, MaxWorkers: s.cfg.MaxWorkers}
 	var store progress.Store
 	if rm := s.room(); rm != nil {
 		store = rm.Store(sess.User())
@@ -240,8 +238,16 @@ func (s *Server) screen(sess ssh.Session, st *seat) tea.Model {
 		}
 		store = progress.FileStore{Path: file}
 	}
+	svc, closeLogins, err := s.logins.Own(sess.Context(), s.cfg.Services.For(sess.User()), sess.User())
+	if err != nil {
+		s.logf("%s's logins could not be made: %v", sess.User(), err)
+		wish.Fatalln(sess, "lab: "+err.Error()+" (tell the instructor: the server's log has it too)")
+		return nil
+	}
+	env := &steps.Env{Svc: svc, Binary: s.cfg.Binary, Queues: broker.NewReader(svc).Read, MaxWorkers: s.cfg.MaxWorkers}
 	m, stop, err := ui.New(sess.Context(), ui.Options{Env: env, Lang: s.cfg.Lang, LessonsDir: s.cfg.LessonsDir, Progress: store, Start: s.cfg.Start})
 	if err != nil {
+		closeLogins()
 		wish.Fatalln(sess, "lab: "+err.Error())
 		return nil
 	}
@@ -256,6 +262,7 @@ func (s *Server) screen(sess ssh.Session, st *seat) tea.Model {
 		case <-st.ended:
 		}
 		stop()
+		closeLogins()
 	}()
 	return m
 }

@@ -100,6 +100,7 @@ type Server struct {
 	presented  atomic.Pointer[room.Frame]
 	presentGen atomic.Int64
 	ownNodes   bool // the machine can start RabbitMQ nodes (the presenter's lessons may)
+	logins     *Logins
 }
 
 // New builds the server; Serve runs it.
@@ -128,6 +129,10 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("host key folder %s: %w", filepath.Dir(cfg.HostKey), err)
 	}
 	s := &Server{cfg: cfg, seats: map[string]*seat{}, live: map[string]string{}, ownNodes: ownNodes}
+	s.logins = ProbeLogins(context.Background(), cfg.Services)
+	for _, l := range s.logins.Describe() {
+		s.logf("%s", l)
+	}
 	s.auth = newAuth(&s.cfg, s.logf)
 	s.guard = newGuard(cfg.PendingPerAddress, cfg.LoginTimeout, s.logf)
 	opts := []ssh.Option{

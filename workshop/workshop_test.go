@@ -64,7 +64,11 @@ func roomName(t *testing.T) string { return testEnv(t).NS }
 func connectServices(t *testing.T) *services.Services {
 	t.Helper()
 	env := testEnv(t)
-	return env.Svc.For(env.NS)
+	svc := env.Svc.For(env.NS)
+	// Participants' RabbitMQ logins through rabbitmqctl cost ~2 s a
+	// session; the tests of the logins ask for them (withOwnLogins).
+	svc.Config.BrokerControl = ""
+	return svc
 }
 
 // start runs a workshop server with cfg on a free loopback port, filling

@@ -8,6 +8,8 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	lab "github.com/rmlab/lab"
@@ -18,10 +20,12 @@ import (
 	"github.com/rmlab/lab/replay"
 	"github.com/rmlab/lab/services"
 	"github.com/rmlab/lab/steps"
+	"github.com/rmlab/lab/workshop"
 )
 
 type replayFlags struct {
 	all, json, strict bool
+	asParticipant     bool
 	junit, transcript string
 	parallel, mutate  int
 	seed              uint64
@@ -55,6 +59,7 @@ runs lessons with no terminal, each from its reset and along every path of its c
 	fs.IntVar(&f.mutate, "mutate", 0, "N mutants of each lesson instead of the lessons; each must fail where it was changed")
 	fs.Uint64Var(&f.seed, "seed", 0, "with --mutate: which mutants (0: drawn from the clock, printed)")
 	// CI must not count a lesson that checked less than it claims as green.
+	fs.BoolVar(&f.asParticipant, "as-participant", false, "run each lesson as lab serve runs a workshop participant's: as a MySQL user granted its namespace's databases only, in a RabbitMQ vhost of its own")
 	fs.BoolVar(&f.strict, "strict", os.Getenv("CI") != "", "a lesson that skipped a check fails the run (the default when $CI is set)")
 	if code, ok := parse(fs, g, args, stderr); !ok {
 		return code
@@ -143,6 +148,40 @@ func cmdReplay(ctx context.Context, g globals, args []string, f replayFlags, std
 	defer svc.Close()
 	queues := broker.NewReader(svc)
 	env := &steps.Env{Svc: svc, Binary: binary(), Replay: true, Queues: queues.Read}
+	// own is the lane's services under the logins a participant would
+	// have; a lane whose logins could not be made runs nothing.
+	own := func(ls *services.Services) (*services.Services, func()) { return ls, func() {} }
+	var ownFailed atomic.Int32
+	if f.asParticipant {
+		logins := workshop.ProbeLogins(ctx, svc)
+		if why := logins.Shared(); len(why) > 0 {
+			fmt.Fprintf(stderr, "lab replay: --as-participant: the lab cannot make a participant's logins here:\n  %s\n", strings.Join(why, "\n  "))
+			return 2
+		}
+		own = func(ls *services.Services) (*services.Services, func()) {
+			o, done, err := logins.Own(ctx, ls, ls.Names.NS)
+			if err != nil {
+				ownFailed.Add(1)
+				fmt.Fprintf(stderr, "lab replay: --as-participant: namespace %s: %v\n", ls.Names.NS, err)
+				o, done = ls.For(ls.Names.NS), func() {}
+				o.Info.MySQLErr, o.Info.AMQPErr = err, err
+			}
+			return o, done
+		}
+		var done func()
+		env.Svc, done = own(svc)
+		defer func() {
+			done()
+			c, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			defer cancel()
+			if err := logins.Forget(c, svc, svc.Names.NS); err != nil {
+				fmt.Fprintf(stderr, "lab replay: --as-participant: the logins of namespace %q are left (lab clean removes them): %v\n", svc.Names.NS, err)
+			}
+		}()
+		env.Queues = broker.NewReader(env.Svc).Read
+		fmt.Fprintln(stderr, "lab replay: as a workshop participant: "+strings.Join(logins.Describe(), "; "))
+	}
+	closers := sync.Map{} // a lane's Env → what closes its logins
 	parallel := f.parallel
 	if parallel == 0 {
 		parallel = defaultParallel(ctx, svc)
@@ -167,9 +206,21 @@ func cmdReplay(ctx context.Context, g globals, args []string, f replayFlags, std
 		Parallel: parallel,
 		Lane: func(i int) *steps.Env {
 			ls := svc.Lane(i)
-			return &steps.Env{Svc: ls, Binary: env.Binary, Replay: true, Queues: queues.For(ls.Names).Read}
+			q := queues.For(ls.Names).Read
+			ls, done := own(ls)
+			if f.asParticipant {
+				q = broker.NewReader(ls).Read
+			}
+			e := &steps.Env{Svc: ls, Binary: env.Binary, Replay: true, Queues: q}
+			closers.Store(e, done)
+			return e
 		},
-		Done: func(lane *steps.Env) { dropLane(ctx, g, lane.Svc, stderr) },
+		Done: func(lane *steps.Env) {
+			if done, ok := closers.LoadAndDelete(lane); ok {
+				done.(func())()
+			}
+			dropLane(ctx, g, svc.For(lane.Svc.Names.NS), stderr) // the lab's logins: a participant's cannot drop its own user
+		},
 	})
 	if mutants != nil {
 		fmt.Fprintf(stderr, "%d killed, %d survived, %d broken\n", judged[mutation.Killed], judged[mutation.Survived], judged[mutation.Broken])
@@ -180,6 +231,10 @@ func cmdReplay(ctx context.Context, g globals, args []string, f replayFlags, std
 			return 1
 		}
 		return 0
+	}
+	if ownFailed.Load() > 0 {
+		fmt.Fprintf(stderr, "lab replay: --as-participant: %d lane(s) got no logins of their own (above)\n", ownFailed.Load())
+		return 1
 	}
 	rep.AddUnloadable(unloaded)
 	fmt.Fprintln(stderr, rep.Summary())
