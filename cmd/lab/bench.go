@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -121,7 +120,7 @@ func cmdBenchWorkshop(args []string, stdout, stderr io.Writer) int {
 // printResult prints a benchmark's result as JSON or as its one line.
 func printResult(stdout io.Writer, res fmt.Stringer, asJSON bool) int {
 	if asJSON {
-		if err := json.NewEncoder(stdout).Encode(res); err != nil {
+		if err := printJSON(stdout, res); err != nil {
 			return 1
 		}
 		return 0

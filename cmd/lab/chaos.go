@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rmlab/lab/chaos"
+	"github.com/rmlab/lab/internal/plain"
 )
 
 const chaosUsage = `usage: lab chaos [--seed S] [--orders N] [--duration D] [--relays R] [--consumers C]
@@ -233,6 +234,7 @@ func printSummary(w io.Writer, s *chaos.Summary) {
 func writeSummary(s *chaos.Summary, jsonFile, reportFile, cmd string, stdout, stderr io.Writer) int {
 	if jsonFile != "" {
 		b, _ := json.MarshalIndent(s, "", "  ")
+		b = plain.JSON(b) // a program's lines are in it
 		if jsonFile == "-" {
 			stdout.Write(append(b, '\n'))
 		} else if err := os.WriteFile(jsonFile, append(b, '\n'), 0o644); err != nil {

@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 	lab "github.com/rmlab/lab"
 	"github.com/rmlab/lab/broker"
 	"github.com/rmlab/lab/challenge"
+	"github.com/rmlab/lab/internal/plain"
 	"github.com/rmlab/lab/labs"
 	"github.com/rmlab/lab/programs"
 	"github.com/rmlab/lab/progress"
@@ -372,4 +374,16 @@ func cmdScreen(ctx context.Context, g globals, start string, stderr io.Writer) i
 		return 1
 	}
 	return 0
+}
+
+// printJSON writes v to w as indented JSON, with what a terminal would act
+// on escaped (plain.JSON): a report carries what tables, messages and
+// programs said.
+func printJSON(w io.Writer, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(plain.JSON(b), '\n'))
+	return err
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -239,9 +238,7 @@ func cmdReplay(ctx context.Context, g globals, args []string, f replayFlags, std
 	rep.AddUnloadable(unloaded)
 	fmt.Fprintln(stderr, rep.Summary())
 	if jsonOut {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
+		if err := printJSON(stdout, rep); err != nil {
 			fmt.Fprintln(stderr, "lab replay:", err)
 			return 1
 		}

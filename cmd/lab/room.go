@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -160,9 +159,7 @@ func cmdRoom(ctx context.Context, g globals, f roomFlags, stdout, stderr io.Writ
 	switch {
 	case f.json:
 		// For the debrief: what the screen shows, whole.
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(struct {
+		if err := printJSON(stdout, struct {
 			Room         string             `json:"room"`
 			Participants []room.Participant `json:"participants"`
 			Polls        []room.Poll        `json:"polls"`

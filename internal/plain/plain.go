@@ -5,8 +5,10 @@
 package plain
 
 import (
+	"fmt"
 	"strings"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
@@ -95,4 +97,26 @@ func Cut(s string, max int) string {
 		end--
 	}
 	return s[:end] + "…"
+}
+
+// JSON is b, a JSON document, with every character Text would remove
+// written as a \u escape instead: the data is whole for a program that
+// reads it, and a terminal that shows it gets no C1 control (U+009B acts
+// as CSI on some) and no bidi override. Outside strings JSON holds only
+// ASCII, and json.Marshal already escapes C0 controls in strings.
+func JSON(b []byte) []byte {
+	if clean(strings.ReplaceAll(string(b), "\n", " ")) {
+		return b
+	}
+	var out strings.Builder
+	for _, r := range string(b) {
+		if r >= 0x7f && bad(r) && r != utf8.RuneError {
+			for _, u := range utf16.Encode([]rune{r}) {
+				fmt.Fprintf(&out, `\u%04x`, u)
+			}
+			continue
+		}
+		out.WriteRune(r)
+	}
+	return []byte(out.String())
 }

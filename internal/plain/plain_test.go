@@ -1,6 +1,7 @@
 package plain
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -81,5 +82,25 @@ func TestCutSaysItCutAndNeverSplitsACharacter(t *testing.T) {
 	got := Cut(strings.Repeat("中", 10), 10)
 	if !strings.HasSuffix(got, "…") || len(got) > 10 || !utf8.ValidString(got) {
 		t.Errorf("Cut = %q (%d bytes)", got, len(got))
+	}
+}
+
+// JSON keeps the data whole (a program decodes the same string) and
+// hands a terminal no C1 control or bidi override.
+func TestJSONEscapesWhatATerminalWouldActOn(t *testing.T) {
+	in := map[string]string{"why": "a\u009b2Jb\u202ec\x1b]52;c;x\x07d é中"}
+	b, _ := json.MarshalIndent(in, "", "  ")
+	out := JSON(b)
+	for _, r := range string(out) {
+		if r != '\n' && (r < 0x20 || r >= 0x7f && r < 0xa0 || r == 0x202e) {
+			t.Fatalf("the JSON carries %U: %q", r, out)
+		}
+	}
+	var back map[string]string
+	if err := json.Unmarshal(out, &back); err != nil || back["why"] != in["why"] {
+		t.Fatalf("decoded %q (%v), want %q", back["why"], err, in["why"])
+	}
+	if p := []byte(`{"a": "é中"}`); string(JSON(p)) != string(p) {
+		t.Errorf("printable text was changed: %s", JSON(p))
 	}
 }
