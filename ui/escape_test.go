@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,8 @@ import (
 // and 2, CSI 2J and DSR, C1 CSI (U+009B), BEL, a bidi override.
 const hostileText = "x\x1b]8;;https://evil.example\x1b\\link\x1b]8;;\x1b\\" + "\x1b]52;c;cm0gLXJm\x07" + "\x1b]2;title\x07" +
 	"\x1b[2J\x1b[6n" + "\u009b2J" + "\x07" + "\u202eevil"
+
+var sgr = regexp.MustCompile(`\x1b\[[0-9;:]*m`)
 
 // escapesIn lists the control bytes and runes a rendered view holds
 // beyond its line breaks (the styles are off: no colour profile).
@@ -65,5 +68,27 @@ func TestATableCellCarriesNoEscapeToTheTerminal(t *testing.T) {
 	}
 	if !strings.Contains(v, "link") || !strings.Contains(v, "evil") {
 		t.Errorf("the cell's text was lost:\n%s", v)
+	}
+}
+
+// What a step observed (a message's body, a row, a key's value, a line a
+// program wrote) reaches the lesson pane as plain text, its lines and the
+// text around each escape kept.
+func TestAStepsObservedTextCarriesNoEscapeToTheTerminal(t *testing.T) {
+	c := &common{st: NewStyles(true, false), keys: DefaultKeyMap(), env: &steps.Env{}, lang: "en", now: time.Now}
+	p := newLessonPane(c)
+	s := &lab.Step{Kind: "consume"}
+	r := lab.Result{Passed: true, Sent: []string{"basic.get " + hostileText},
+		Observed: "← delivery tag=1 body=" + hostileText + "\nsecond line " + hostileText}
+	lines, _ := p.result(s, r, 1, 200)
+	v := strings.Join(lines, "\n")
+	for _, l := range lines {
+		// The pane's own styles (SGR) are the code's: all else is checked.
+		if e := escapesIn(sgr.ReplaceAllString(l, "")); len(e) > 0 {
+			t.Fatalf("the pane carries %q to the terminal:\n%q", e, v)
+		}
+	}
+	if !strings.Contains(v, "second line") || strings.Count(v, "link") != 3 || !strings.Contains(v, "evil") {
+		t.Errorf("the observed text was lost:\n%s", v)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
 	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/internal/plain"
 	"github.com/rmlab/lab/steps"
 )
 
@@ -298,7 +299,7 @@ func (p *lessonPane) result(s *lab.Step, r lab.Result, total, w int) (lines []st
 		}
 		for _, line := range sent {
 			for _, l := range strings.Split(asciiSafe(line), "\n") {
-				lines = append(lines, wrapStyled(st.Code, "  "+l, w)...)
+				lines = append(lines, wrapStyled(st.Code, "  "+plain.Text(l), w)...)
 			}
 		}
 		anchor = len(lines)
@@ -319,7 +320,13 @@ func (p *lessonPane) result(s *lab.Step, r lab.Result, total, w int) (lines []st
 		obs = ledgerLine(t, *r.Ledger, s.Attrs["label"])
 	}
 	if obs != "" {
-		for _, l := range reflowTables(strings.Split(asciiSafe(obs), "\n"), w-2) {
+		// What a step observed came from tables, messages, keys and
+		// programs: plain text, line by line, before the terminal.
+		ls := strings.Split(asciiSafe(obs), "\n")
+		for i := range ls {
+			ls[i] = plain.Text(ls[i])
+		}
+		for _, l := range reflowTables(ls, w-2) {
 			lines = append(lines, wrapStyled(st.Observed, "  "+l, w)...)
 		}
 	}
