@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/rmlab/lab/internal/plain"
 )
 
 // Watch is the command that asks the server holding a participant's screen
@@ -68,5 +70,8 @@ func (r *Room) Frame(ctx context.Context, name string) (f Frame, ok bool, err er
 	if errors.Is(err, sql.ErrNoRows) {
 		return f, false, nil
 	}
+	// Whoever could write the table could put any escape in it: only the
+	// screen's lines and colours reach a terminal.
+	f.Content = plain.Screen(f.Content)
 	return f, err == nil, err
 }

@@ -344,3 +344,27 @@ func TestASaveKeepsAChallengeTheRowHoldsNewer(t *testing.T) {
 		t.Errorf("a newer challenge state lost to the row's: %+v", got.Challenges["once"])
 	}
 }
+
+// A frame anyone wrote into the room's table reaches the instructor's
+// mirror and the participants' presentation with its lines and colours
+// only.
+func TestAFrameReadBackCarriesColoursAndLinesOnly(t *testing.T) {
+	env := labtest.Connect(t, labtest.MySQL)
+	ctx := context.Background()
+	rm, err := room.Open(ctx, env.Svc.MySQL, env.Svc.Config.MySQL, env.NS, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rm.Close()
+	forged := "\x1b[1mthe instructor is presenting\x1b[m\n\x1b[2J\x1b]8;;https://evil.example\x1b\\click\x1b]8;;\x1b\\ \x1b]52;c;eA==\x07\u009b6n here"
+	if _, err := rm.DB.ExecContext(ctx, "INSERT INTO frame VALUES (?, ?, 80, 24, NOW(6))", room.Presenter, forged); err != nil {
+		t.Fatal(err)
+	}
+	f, ok, err := rm.Frame(ctx, room.Presenter)
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	if want := "\x1b[1mthe instructor is presenting\x1b[m\nclick 6n here"; f.Content != want {
+		t.Fatalf("frame %q, want %q", f.Content, want)
+	}
+}

@@ -6,6 +6,7 @@ package plain
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf16"
@@ -119,4 +120,29 @@ func JSON(b []byte) []byte {
 		out.WriteRune(r)
 	}
 	return []byte(out.String())
+}
+
+// sgr is one Select Graphic Rendition sequence: colours and weights, which
+// move nothing and send nothing.
+var sgr = regexp.MustCompile(`\x1b\[[0-9;:]*m`)
+
+// Screen is s, a screen the lab drew and kept (a frame a server
+// published), with only its line breaks and colours (SGR) left: no
+// cursor move, clear, link, title, clipboard or any other control, where
+// a frame anyone could write came from.
+func Screen(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		styles := sgr.FindAllString(l, -1)
+		parts := sgr.Split(l, -1)
+		var b strings.Builder
+		for j, p := range parts {
+			b.WriteString(Text(p))
+			if j < len(styles) {
+				b.WriteString(styles[j])
+			}
+		}
+		lines[i] = b.String()
+	}
+	return strings.Join(lines, "\n")
 }

@@ -104,3 +104,15 @@ func TestJSONEscapesWhatATerminalWouldActOn(t *testing.T) {
 		t.Errorf("printable text was changed: %s", JSON(p))
 	}
 }
+
+// A kept screen keeps its colours and lines; every other escape goes.
+func TestScreenKeepsColoursAndLinesOnly(t *testing.T) {
+	for name, h := range hostile {
+		in := "\x1b[1;38;5;196mtitle\x1b[m\n" + h + "\n\x1b[2mend\x1b[0m"
+		got := Screen(in)
+		want := "\x1b[1;38;5;196mtitle\x1b[m\n" + Text(h) + "\n\x1b[2mend\x1b[0m"
+		if got != want {
+			t.Errorf("%s: %q, want %q", name, got, want)
+		}
+	}
+}
