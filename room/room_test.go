@@ -368,3 +368,45 @@ func TestAFrameReadBackCarriesColoursAndLinesOnly(t *testing.T) {
 		t.Fatalf("frame %q, want %q", f.Content, want)
 	}
 }
+
+// A command row written by hand with an id at BIGINT's end would use up
+// the ids (every later send failing) and move every server past all later
+// commands: the room never carries it out, removes it when a send needs
+// the ids, and says so in its log.
+func TestACommandIdAtTheEndOfTheRangeBlocksNothing(t *testing.T) {
+	env := labtest.Connect(t, labtest.MySQL)
+	ctx := context.Background()
+	rm, err := room.Open(ctx, env.Svc.MySQL, env.Svc.Config.MySQL, env.NS, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rm.Close()
+	if err := rm.Send(ctx, room.Command{Kind: room.Say, Arg: "first"}); err != nil {
+		t.Fatal(err)
+	}
+	last, err := rm.LastCommand(ctx)
+	if err != nil || last == 0 {
+		t.Fatal(last, err)
+	}
+	if _, err := rm.DB.ExecContext(ctx, "INSERT INTO command VALUES (9223372036854775807, '', 'goto', '99', UTC_TIMESTAMP(6))"); err != nil {
+		t.Fatal(err)
+	}
+	if l, _ := rm.LastCommand(ctx); l != last {
+		t.Errorf("the forged id moved a starting server's place to %d (was %d)", l, last)
+	}
+	if err := rm.Send(ctx, room.Command{Kind: room.Say, Arg: "after"}); err != nil {
+		t.Fatalf("a send after the forged id: %v", err)
+	}
+	cmds, err := rm.Commands(ctx, last)
+	if err != nil || len(cmds) != 1 || cmds[0].Arg != "after" {
+		t.Fatalf("commands after %d: %+v (%v), want only the one sent after", last, cmds, err)
+	}
+	log, _ := rm.Log(ctx, 10, room.LogKind("refusals"))
+	var said bool
+	for _, e := range log {
+		said = said || strings.Contains(e.Line, "2^62")
+	}
+	if !said {
+		t.Errorf("the room's log says nothing of the forged command: %+v", log)
+	}
+}
