@@ -138,7 +138,7 @@ func Workshop(ctx context.Context, cfg services.Config, o WorkshopOptions) (Work
 	}()
 	// Whatever ends the run (a session that failed too), the sessions'
 	// databases go: an aborted bench left a hundred behind.
-	defer cleanup(context.WithoutCancel(ctx), svc, prefix, o.Sessions)
+	defer cleanup(context.WithoutCancel(ctx), srv, svc, prefix, o.Sessions)
 	var wg sync.WaitGroup
 	errs := make(chan error, o.Sessions)
 	for i := range o.Sessions {
@@ -332,12 +332,14 @@ func countWorkers(prefix string) int {
 	return n
 }
 
-// cleanup drops what the participants' lessons created (their databases).
-func cleanup(ctx context.Context, svc *services.Services, prefix string, n int) {
+// cleanup drops what the participants' lessons created (their databases)
+// and the logins the server gave them.
+func cleanup(ctx context.Context, srv *workshop.Server, svc *services.Services, prefix string, n int) {
 	for i := range n {
 		names := services.Names{NS: fmt.Sprintf("%s%d", prefix, i)}
 		for _, db := range []string{services.IdempotencyDB, services.OutboxDB} {
 			services.DropOwned(ctx, svc.MySQL, names.Name(db))
 		}
+		srv.Forget(ctx, names.NS)
 	}
 }

@@ -123,13 +123,10 @@ func (l *Logins) Own(ctx context.Context, svc *services.Services, ns string) (*s
 // and returns the AMQP URL that logs in as it.
 func participantBroker(ctx context.Context, users broker.Users, amqpURL, ns string) (string, error) {
 	vhost, name, pass := services.ParticipantVhost(ns), services.ParticipantUser(ns), services.Password()
-	if err := users.AddVhost(ctx, vhost); err != nil {
-		return "", fmt.Errorf("your RabbitMQ vhost %s: %w", vhost, err)
-	}
 	// "management": the lab reads the participant's queues through the
 	// API as them, in their vhost only.
-	if err := users.Add(ctx, name, pass, "management", vhost, broker.Permissions{Configure: ".*", Write: ".*", Read: ".*"}); err != nil {
-		return "", fmt.Errorf("your RabbitMQ user %s: %w", name, err)
+	if err := users.AddLogin(ctx, vhost, name, pass, "management", broker.Permissions{Configure: ".*", Write: ".*", Read: ".*"}); err != nil {
+		return "", fmt.Errorf("your RabbitMQ vhost %s and user %s: %w", vhost, name, err)
 	}
 	u, err := url.Parse(amqpURL)
 	if err != nil {
@@ -137,7 +134,20 @@ func participantBroker(ctx context.Context, users broker.Users, amqpURL, ns stri
 	}
 	u.User = url.UserPassword(name, pass)
 	u.Path, u.RawPath = "/"+vhost, "/"+url.PathEscape(vhost)
-	return u.String(), nil
+	// An import lands a moment after rabbitmqctl returns: the login is
+	// ready when it logs in.
+	for {
+		conn, err := services.DialAMQP(ctx, u.String())
+		if err == nil {
+			conn.Close()
+			return u.String(), nil
+		}
+		select {
+		case <-ctx.Done():
+			return "", fmt.Errorf("your RabbitMQ user %s was made but cannot log in to %s: %w", name, vhost, err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // Forget removes ns's logins: its MySQL user, RabbitMQ user and vhost (with
@@ -156,4 +166,10 @@ func (l *Logins) Forget(ctx context.Context, svc *services.Services, ns string) 
 		errs = append(errs, err, l.broker.Delete(ctx, services.ParticipantUser(ns)))
 	}
 	return errors.Join(errs...)
+}
+
+// Forget removes participant ns's logins (Logins.Forget): a bench's
+// sessions, whose namespaces nobody will use again.
+func (s *Server) Forget(ctx context.Context, ns string) error {
+	return s.logins.Forget(ctx, s.cfg.Services, ns)
 }
