@@ -48,8 +48,9 @@ from what it saw.
             "go run DIR" of a folder with its own go.mod runs as go -C DIR run .
             --workshop NAME@HOST[:PORT] gives the verdict to a workshop through
             its SSH door, as you log in there (ssh … challenge-result): the
-            instructor sees it in the room; --room NAME --as YOU writes it
-            with the room's MySQL login, which only an instructor holds
+            instructor sees it in the room (LAB_SSH_COMMAND: the ssh to run,
+            as GIT_SSH_COMMAND); --room NAME --as YOU writes it with the
+            room's MySQL login, which only an instructor holds
 
 The text is in --lang en|zh (except for init). run uses namespace challenge
 unless --namespace names another, recreating its databases and queue.
@@ -483,10 +484,16 @@ func sendToWorkshop(dest, name string, s *chaos.Summary, stdout, stderr io.Write
 		host, port = h, p
 	}
 	b, _ := json.Marshal(verdictOf(name, s))
-	cmd := exec.Command("ssh", "-p", port, "-o", "RequestTTY=no", user+"@"+host, "challenge-result")
+	// LAB_SSH_COMMAND: the ssh to run, as GIT_SSH_COMMAND (split on
+	// spaces), for a key or a config of its own.
+	argv := strings.Fields(os.Getenv("LAB_SSH_COMMAND"))
+	if len(argv) == 0 {
+		argv = []string{"ssh"}
+	}
+	cmd := exec.Command(argv[0], append(argv[1:], "-p", port, "-o", "RequestTTY=no", user+"@"+host, "challenge-result")...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(b), stdout, stderr
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("ssh -p %s %s@%s challenge-result: %w", port, user, host, err)
+		return fmt.Errorf("%s -p %s %s@%s challenge-result: %w", strings.Join(argv, " "), port, user, host, err)
 	}
 	return nil
 }
