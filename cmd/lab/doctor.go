@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -200,10 +201,18 @@ func brokerControlNote(cfg services.Config) string {
 
 // workersNote says which binary starts the lessons' worker processes.
 func workersNote() string {
-	if b := binary(); filepath.Base(b) == worker.LightBinary {
-		return b + " (from the same build as this lab)"
+	exe, err := os.Executable()
+	if err != nil {
+		exe = os.Args[0]
 	}
-	return "this lab binary (a lab-worker beside it, from the same build, starts them in a third of the CPU: go install ./cmd/...)"
+	b, why := worker.BesideWhy(exe)
+	switch {
+	case filepath.Base(b) == worker.LightBinary:
+		return b + " (from the same build as this lab)"
+	case why != "":
+		return "this lab binary: the lab-worker beside it is not used, " + why + " (build both again: go build -o DIR ./cmd/...)"
+	}
+	return "this lab binary (a lab-worker beside it, from the same build, starts them in a third of the CPU: go build -o DIR ./cmd/...)"
 }
 
 func binlogNote(in services.Info) string {

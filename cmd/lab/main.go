@@ -37,7 +37,7 @@ usage:
   lab [flags]                      open the screen at the first lesson (or where you left off)
   lab open ID [flags]              open the screen at lesson ID
   lab list [flags]                 list lessons with their numbers and ids
-  lab replay [ID ...|--all|FILE.md] [--json] [--junit FILE] [--transcript FILE] [--lang en|zh] [--parallel N] [--strict]
+  lab replay [ID ...|--all|FILE.md] [--json] [--junit FILE] [--transcript FILE] [--lang en|zh] [--parallel N] [--strict] [--as-participant]
                                    run lessons with no terminal; exit 1 if any expectation fails;
                                    N lessons side by side, each in a namespace of its own (NS_rK);
                                    a lesson that skipped a check is SKIPPED, and with --strict
@@ -58,7 +58,7 @@ usage:
   lab challenge list|contract|init|hint|run NAME [--seed S] -- CMD ARGS…
                                    you write the consumer or the relay (any language); the lab runs it under
                                    faults and explains each order lost or applied twice
-  lab serve [--listen ADDR] [--seats N] [--password-env VAR] [--participant-keys FILE] [--room NAME]
+  lab serve [--listen ADDR] [--seats N] [--password-file FILE] [--participant-keys FILE] [--room NAME]
                                    the screen over SSH for a workshop: ssh -p 2222 alice@HOST
   lab room --room NAME [--goto N [--to NAME]] [--say TEXT] [--end NAME] [--reset NAME] [--timer D|off] [--log] [--json|--csv]
                                    a workshop room: each participant's lesson, step, time on it, failures,
@@ -320,7 +320,8 @@ var commands = []string{"open", "list", "check", "doctor", "clean", "room", "rep
 
 // runScreen is `lab` and `lab open ID`: the screen.
 func runScreen(ctx context.Context, cmd string, args []string, stderr io.Writer) int {
-	head := "usage: lab [flags]\n\nopens the screen at the first lesson, or where you left off\n"
+	// lab --help: every command, then the flags of lab itself (the screen).
+	head := usage
 	if cmd == "open" {
 		head = "usage: lab open ID|N [flags]\n\nopens the screen at lesson ID (or number N, as lab list shows it)\n"
 	}

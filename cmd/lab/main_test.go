@@ -417,6 +417,16 @@ func TestEachCommandHasItsOwnFlagsAndUsage(t *testing.T) {
 	if _, errOut, code = runLab(t, "serve", "--help"); code != 0 || !strings.Contains(errOut, "-login-timeout") {
 		t.Errorf("lab serve --help lists no flags: exit %d\n%s", code, errOut)
 	}
+	// lab --help lists every command, then lab's own flags.
+	_, errOut, code = runLab(t, "--help")
+	for _, c := range commands[1:] {
+		if c != "help" && c != "worker" && !strings.Contains(errOut, "lab "+c) {
+			t.Errorf("lab --help does not list lab %s: exit %d\n%s", c, code, errOut)
+		}
+	}
+	if !strings.Contains(errOut, "-namespace") {
+		t.Errorf("lab --help lists no flags:\n%s", errOut)
+	}
 }
 
 // lab doctor fails, saying what it could not read, when the server refuses
