@@ -37,6 +37,10 @@ const (
 	CapBrokerControl Capability = "broker-control" // the lab may restart the broker
 	CapOwnBroker     Capability = "own-broker"     // the lab can start RabbitMQ nodes of its own (package node)
 	CapBinlog        Capability = "binlog"         // a row-based binary log to read: the server's, or a server of the lab's own (package dbnode)
+	// CapSnapshotIsolation: InnoDB refuses a write to a row changed after
+	// the transaction's snapshot (error 1020): MariaDB ≥ 11.6.2's default,
+	// innodb_snapshot_isolation=ON. A lesson shows it with a server step.
+	CapSnapshotIsolation Capability = "snapshot-isolation"
 )
 
 // Alternatives splits a need written "own-broker|broker-control" (any one
@@ -72,6 +76,11 @@ func (l *Lesson) Unmet(caps map[Capability]bool) []string {
 
 // Capabilities are every capability a lesson's needs: may name.
 var Capabilities = []Capability{CapSkipLocked, CapJSON, CapRedis, CapAMQP, CapQuorum, CapStream, CapManagement, CapBrokerControl, CapOwnBroker, CapBinlog}
+
+// Facts are the capabilities a server step branches on (the server decides
+// the path, not the learner): a server without them takes the other path,
+// so no lesson needs them.
+var Facts = []Capability{CapSnapshotIsolation}
 
 // Lesson is one numbered lesson, in one language, loaded from Markdown.
 type Lesson struct {

@@ -41,6 +41,9 @@ type Info struct {
 	MariaDB       bool
 	SkipLocked    bool
 	JSONType      bool
+	// SnapshotIsolation: innodb_snapshot_isolation is ON (MariaDB ≥ 11.6.2's
+	// default): a write to a row changed after the snapshot fails (1020).
+	SnapshotIsolation bool
 	AMQPVersion   string
 	Management    bool
 	RedisVersion  string
@@ -69,6 +72,7 @@ func (i Info) Caps() map[lab.Capability]bool {
 	if i.MySQLErr == nil {
 		c[lab.CapSkipLocked] = i.SkipLocked
 		c[lab.CapJSON] = i.JSONType
+		c[lab.CapSnapshotIsolation] = i.SnapshotIsolation
 	}
 	if i.AMQPErr == nil {
 		c[lab.CapAMQP] = true
@@ -213,6 +217,10 @@ func (s *Services) readMySQLInfo(ctx context.Context, db *sql.DB) error {
 	} else {
 		s.Info.SkipLocked = maj > 8 || (maj == 8 && (min > 0 || patch >= 1))
 		s.Info.JSONType = maj > 5 || (maj == 5 && min >= 7)
+	}
+	var name, snap string
+	if db.QueryRowContext(ctx, "SHOW VARIABLES LIKE 'innodb_snapshot_isolation'").Scan(&name, &snap) == nil {
+		s.Info.SnapshotIsolation = strings.EqualFold(snap, "ON")
 	}
 	var logBin, format sql.NullString
 	if err := db.QueryRowContext(ctx, "SELECT @@log_bin, @@binlog_format").Scan(&logBin, &format); err == nil {

@@ -3,6 +3,7 @@ package steps
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,11 +30,12 @@ func Options(s *lab.Step) []Option {
 	return out
 }
 
-// Choices lists each choice step of a lesson with its options, in order.
+// Choices lists each choice step of a lesson with its options, in order,
+// the server steps' among them (when= names either).
 func Choices(l *lab.Lesson) map[string][]Option {
 	out := map[string][]Option{}
 	for _, s := range l.Steps() {
-		if s.Kind == "choice" {
+		if s.Kind == "choice" || s.Kind == "server" {
 			out[s.Attrs["name"]] = Options(s)
 		}
 	}
@@ -41,6 +43,7 @@ func Choices(l *lab.Lesson) map[string][]Option {
 }
 
 // Paths is every combination of options replay runs, each from the reset.
+// A server step is no branch: the server the run meets decides it.
 func Paths(l *lab.Lesson) []map[string]string {
 	paths := []map[string]string{{}}
 	for _, s := range l.Steps() {
@@ -133,4 +136,76 @@ func (sleepKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		return fail("interrupted")
 	}
 	return lab.Result{Passed: true, Observed: fmt.Sprintf("waited %s", d)}
+}
+
+// serverKind is a branch the server decides, not the learner: where
+// servers answer differently (MariaDB 11.8 refuses B's UPDATE that MySQL
+// lets through), the lesson shows what the server it runs on does, and
+// says what the other does. Options are on and off, the fact's value; the
+// run takes the path of the server's answer from its start
+// (Run.DecideFromServer), and replay on each server runs that path.
+//
+//	```server name=snapshot fact=snapshot-isolation
+//	off: B's UPDATE reads the newest row (MySQL; MariaDB with innodb_snapshot_isolation=OFF)
+//	on: B's UPDATE fails with 1020 (MariaDB ≥ 11.6.2)
+//	```
+type serverKind struct{}
+
+func (serverKind) Check(s *lab.Step) error {
+	if err := checkAttrs(s, "name", "fact"); err != nil {
+		return err
+	}
+	if err := requireAttrs(s, "name", "fact"); err != nil {
+		return err
+	}
+	var facts []string
+	for _, f := range lab.Facts {
+		facts = append(facts, string(f))
+	}
+	if f := s.Attrs["fact"]; !slices.Contains(facts, f) {
+		return fmt.Errorf("%s: server step: fact=%q is not one the lab reads%s; it reads %s", s.Where(), f, Suggest(f, facts), strings.Join(facts, ", "))
+	}
+	var names []string
+	for _, o := range Options(s) {
+		names = append(names, o.Name)
+	}
+	slices.Sort(names)
+	if !slices.Equal(names, []string{"off", "on"}) {
+		return fmt.Errorf("%s: server step %s: its options are on and off (the fact's value), one per line as name: what this server does", s.Where(), s.Attrs["name"])
+	}
+	return nil
+}
+
+func (serverKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
+	name := s.Attrs["name"]
+	r.mu.Lock()
+	taken := r.Choices[name]
+	r.mu.Unlock()
+	for _, o := range Options(s) {
+		if o.Name == taken {
+			return lab.Result{Passed: true, Observed: fmt.Sprintf("%s → %s (this server, %s %s): %s", name, o.Name, s.Attrs["fact"], o.Name, o.Text)}
+		}
+	}
+	return fail("server step %s: the run took no path (%q)", name, taken)
+}
+
+// DecideFromServer sets each server step's choice to the fact's value on
+// the run's servers, whatever was there (a resumed lesson's saved path may
+// be another server's).
+func (r *Run) DecideFromServer() {
+	if r.Env == nil || r.Env.Svc == nil || r.Lesson == nil {
+		return
+	}
+	caps := r.Env.Svc.Info.Caps()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, s := range r.Lesson.Steps() {
+		if s.Kind == "server" {
+			v := "off"
+			if caps[lab.Capability(s.Attrs["fact"])] {
+				v = "on"
+			}
+			r.Choices[s.Attrs["name"]] = v
+		}
+	}
 }

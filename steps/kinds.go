@@ -35,6 +35,7 @@ var kinds = map[string]Kind{
 	"challenge":      challengeKind{},
 	// the learner's turn and the checks
 	"choice":  choiceKind{},
+	"server":  serverKind{},
 	"predict": predictKind{},
 	"sleep":   sleepKind{},
 	"expect":  expectKind{},

@@ -124,8 +124,10 @@ func NewRun(env *Env, l *lab.Lesson, choices map[string]string) *Run {
 	if env != nil {
 		env.Nodes.prepare(env, l)
 	}
-	return &Run{Env: env, Lesson: l, Choices: choices, Predictions: map[string]string{}, sessions: map[string]*Session{},
+	r := &Run{Env: env, Lesson: l, Choices: choices, Predictions: map[string]string{}, sessions: map[string]*Session{},
 		byName: map[string]*Outcome{}}
+	r.DecideFromServer()
+	return r
 }
 
 // runState is what the step kinds keep between the steps of one run, a

@@ -428,6 +428,7 @@ func (a *App) open(id string) tea.Cmd {
 		for k, v := range lp.Predictions {
 			s.run.Predictions[k] = v
 		}
+		s.run.DecideFromServer() // the saved path may be another server's
 	}
 	a.c.progress.Last = id
 	a.c.progress.Activity = progress.Activity{Lesson: id, Steps: len(s.steps), StepSince: time.Now()}
