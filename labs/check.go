@@ -398,7 +398,7 @@ func runAttrs(s *lab.Step) map[string]string {
 }
 
 func runBody(s *lab.Step) string {
-	if s.Kind != "choice" && s.Kind != "predict" {
+	if s.Kind != "choice" && s.Kind != "predict" && s.Kind != "server" {
 		return s.Body
 	}
 	var names []string

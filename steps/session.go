@@ -22,6 +22,9 @@ type Session struct {
 	conn *sql.Conn
 	id   int64 // server thread id, to KILL a blocked statement
 	pool *sql.DB
+	// LockWait is how long InnoDB lets a statement of this session wait
+	// for a lock before it ends it with 1205 (innodb_lock_wait_timeout).
+	LockWait time.Duration
 
 	mu      sync.Mutex // guards pending: the screen polls Waiting while a step runs
 	pending *running
@@ -63,10 +66,35 @@ func (r *Run) Session(ctx context.Context, name, db string) (*Session, error) {
 	}
 	s = &Session{Name: name, DB: db, conn: c, pool: r.Env.Svc.MySQL}
 	_ = c.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&s.id)
+	if !r.Env.Replay {
+		// A learner reads while B waits: InnoDB's 50 s would end the wait
+		// (1205) before a slow reader picks how A's transaction ends. The
+		// screen shows the limit beside the wait.
+		_, _ = c.ExecContext(ctx, fmt.Sprintf("SET SESSION innodb_lock_wait_timeout = %d", int(ScreenLockWait.Seconds())))
+	}
+	var secs float64
+	if c.QueryRowContext(ctx, "SELECT @@SESSION.innodb_lock_wait_timeout").Scan(&secs) == nil {
+		s.LockWait = time.Duration(secs * float64(time.Second))
+	}
 	r.mu.Lock()
 	r.sessions[name] = s
 	r.mu.Unlock()
 	return s, nil
+}
+
+// ScreenLockWait is innodb_lock_wait_timeout for a lesson's sessions on the
+// screen (replay keeps the server's).
+const ScreenLockWait = 10 * time.Minute
+
+// LockWait is how long session name's statements may wait for a lock (0
+// when there is no such session).
+func (r *Run) LockWait(name string) time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s, ok := r.sessions[name]; ok {
+		return s.LockWait
+	}
+	return 0
 }
 
 // Sessions lists the open sessions' names and whether each is blocked.

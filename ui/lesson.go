@@ -477,6 +477,9 @@ func (p *lessonPane) waitLine() string {
 		if t, ok := s.waitSince[n]; ok {
 			part += " " + p.c.now().Sub(t).Round(100*time.Millisecond).String()
 		}
+		if lw := s.run.LockWait(n); lw > 0 {
+			part += fmt.Sprintf(p.c.t().LockWaitLimit, lw.String())
+		}
 		parts = append(parts, part)
 	}
 	return p.c.st.Warn.Render(strings.Join(parts, ", ") + p.c.t().BlockedNote)

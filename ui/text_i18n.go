@@ -72,6 +72,7 @@ type text struct {
 	Resuming       string // status: "re-running the first %d steps …"
 	LastFailed     string
 	SessionWaiting string // "session %s waiting"
+	LockWaitLimit  string // " of at most %s (innodb_lock_wait_timeout)"
 	BlockedNote    string
 	Predicted      string // "you predicted %s"
 	ArticleAnswer  string // "the article's answer: %s"
@@ -243,6 +244,7 @@ var textEN = text{
 	Resuming:       "re-running the first %d steps with replay's short waits (30 s becomes 3 s) to rebuild their state; quitting keeps your place",
 	LastFailed:     "  last step failed",
 	SessionWaiting: "session %s waiting",
+	LockWaitLimit:  " of at most %s (innodb_lock_wait_timeout, then 1205)",
 	BlockedNote:    " (blocked on a lock; a later step collects it)",
 	Predicted:      "you predicted %s",
 	ArticleAnswer:  "the article's answer: %s",
@@ -428,6 +430,7 @@ var textZH = text{
 	Resuming:       "正在用回放的短等待（30 秒变为 3 秒）重跑前 %d 步以重建状态；此时退出不会丢失进度",
 	LastFailed:     "  上一步失败",
 	SessionWaiting: "会话 %s 等待中",
+	LockWaitLimit:  "，最多 %s（innodb_lock_wait_timeout，之后报 1205）",
 	BlockedNote:    "（被锁阻塞；后面的步骤会收回它）",
 	Predicted:      "你的预测: %s",
 	ArticleAnswer:  "文章的答案: %s",
