@@ -37,21 +37,21 @@ type Services struct {
 
 // Info is what `lab doctor` reports.
 type Info struct {
-	MySQLVersion  string
-	MariaDB       bool
-	SkipLocked    bool
-	JSONType      bool
+	MySQLVersion string
+	MariaDB      bool
+	SkipLocked   bool
+	JSONType     bool
 	// SnapshotIsolation: innodb_snapshot_isolation is ON (MariaDB ≥ 11.6.2's
 	// default): a write to a row changed after the snapshot fails (1020).
 	SnapshotIsolation bool
-	AMQPVersion   string
-	Management    bool
-	RedisVersion  string
-	Started       []string // services the lab started in containers: what, image, address, time taken
-	Swept         []string // containers a lab that died had left, removed before these started
-	BrokerControl bool
-	OwnBroker     bool   // RabbitMQ's server script is here: the lab can start nodes of its own
-	OwnBrokerNote string // where, or why not
+	AMQPVersion       string
+	Management        bool
+	RedisVersion      string
+	Started           []string // services the lab started in containers: what, image, address, time taken
+	Swept             []string // containers a lab that died had left, removed before these started
+	BrokerControl     bool
+	OwnBroker         bool   // RabbitMQ's server script is here: the lab can start nodes of its own
+	OwnBrokerNote     string // where, or why not
 	// Binlog: the server writes a row-based binary log (log_bin ON,
 	// binlog_format ROW); OwnMySQL: the lab can start a server of its own
 	// that does (package dbnode), for lessons that need one.

@@ -66,7 +66,9 @@ func DropLabUsers(ctx context.Context, server *sql.DB, ns string) ([]string, err
 	return names, nil
 }
 
-func likeEscape(s string) string { return strings.NewReplacer(`\`, `\\`, "_", `\_`, "%", `\%`).Replace(s) }
+func likeEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, "_", `\_`, "%", `\%`).Replace(s)
+}
 
 // hostName is a host as MySQL writes it in an account: nothing to escape.
 var hostName = regexp.MustCompile(`^[A-Za-z0-9._:%-]{1,255}$`)
