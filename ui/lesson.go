@@ -361,9 +361,24 @@ func (p *lessonPane) View() string {
 		}
 	}
 	body := strings.Split(p.viewport(), "\n")
-	body = append(body, st.Dim.Render(strings.Repeat("-", iw)))
+	body = append(body, st.Dim.Render(p.rule(iw)))
 	body = append(body, p.action(iw)...)
 	return pane(st, p.active, title, body, p.w, p.h)
+}
+
+// rule is the line between the text and the action: it says how many lines
+// of text are below the view, so Enter never runs a step whose text the
+// learner has not had on screen without being told.
+func (p *lessonPane) rule(w int) string {
+	below := p.vp.TotalLineCount() - p.vp.YOffset() - p.vp.Height()
+	if below <= 0 {
+		return strings.Repeat("-", w)
+	}
+	more := fmt.Sprintf(p.c.t().MoreBelow, below)
+	if n := displayWidth(more); n+4 <= w {
+		return "-- " + more + " " + strings.Repeat("-", w-n-4)
+	}
+	return fitLine(more, w)
 }
 
 // action is the line(s) under the rule.
