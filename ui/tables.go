@@ -32,6 +32,7 @@ const (
 var (
 	errNoMySQL  = "no MySQL connection"
 	errNoDB     = "database not created yet (run the lesson's reset step)"
+	errNoTable  = "table not created yet (a step of the lesson creates it)"
 	errNoAnswer = "no answer within " + pollTimeout.String()
 )
 
@@ -210,6 +211,9 @@ func shortErr(err error) string {
 	var me *gomysql.MySQLError
 	if errors.As(err, &me) && me.Number == 1049 {
 		return errNoDB
+	}
+	if errors.As(err, &me) && me.Number == 1146 {
+		return errNoTable
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return errNoAnswer

@@ -264,6 +264,7 @@ var textEN = text{
 	TableErrors: map[string]string{
 		errNoMySQL:  errNoMySQL,
 		errNoDB:     errNoDB,
+		errNoTable:  errNoTable,
 		errNoAnswer: errNoAnswer,
 	},
 
@@ -451,6 +452,7 @@ var textZH = text{
 	TableErrors: map[string]string{
 		errNoMySQL:  "没有 MySQL 连接",
 		errNoDB:     "数据库尚未创建（运行本课的 reset 步骤）",
+		errNoTable:  "表尚未创建（本课的某一步会创建它）",
 		errNoAnswer: "未在 " + pollTimeout.String() + " 内应答",
 	},
 
