@@ -371,9 +371,9 @@ func splitListVars(v string, choices map[string][]steps.Option) []string {
 func SameSteps(en, tr *lab.Lesson) error {
 	a, b := en.Steps(), tr.Steps()
 	for i := 0; i < len(a) && i < len(b); i++ {
-		if a[i].Kind != b[i].Kind || !maps.Equal(runAttrs(a[i]), runAttrs(b[i])) || runBody(a[i]) != runBody(b[i]) {
-			return fmt.Errorf("%s: step %d (%s) differs from the English one at %s (%s): a translation changes only prose, titles, label= and prompt=",
-				b[i].Where(), i+1, b[i].Kind, a[i].Where(), a[i].Kind)
+		if what := StepDiff(a[i], b[i]); what != "" {
+			return fmt.Errorf("%s: step %d (%s) differs from the English one at %s (%s): %s; a translation changes only prose, titles, label= and prompt=",
+				b[i].Where(), i+1, b[i].Kind, a[i].Where(), a[i].Kind, what)
 		}
 	}
 	if len(a) != len(b) {
@@ -383,6 +383,47 @@ func SameSteps(en, tr *lab.Lesson) error {
 		return Problem{File: tr.File, Line: tr.Line, Msg: fmt.Sprintf("the lesson block's number, part, needs or queue differ from %s's", en.File)}
 	}
 	return nil
+}
+
+// StepDiff says what differs between an English step and its translation
+// in what runs ("" when nothing): the kind, an attribute, a body line.
+func StepDiff(en, tr *lab.Step) string {
+	if en.Kind != tr.Kind {
+		return fmt.Sprintf("the kind is %s, the English %s", tr.Kind, en.Kind)
+	}
+	ea, ta := runAttrs(en), runAttrs(tr)
+	keys := slices.Sorted(maps.Keys(ea))
+	for k := range ta {
+		if _, ok := ea[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	for _, k := range keys {
+		ev, eok := ea[k]
+		tv, tok := ta[k]
+		switch {
+		case !tok:
+			return fmt.Sprintf("%s=%q is missing", k, ev)
+		case !eok:
+			return fmt.Sprintf("%s=%q is not in the English step", k, tv)
+		case ev != tv:
+			return fmt.Sprintf("%s=%q, the English %s=%q", k, tv, k, ev)
+		}
+	}
+	eb, tb := strings.Split(runBody(en), "\n"), strings.Split(runBody(tr), "\n")
+	for j := 0; j < len(eb) || j < len(tb); j++ {
+		var el, tl string
+		if j < len(eb) {
+			el = eb[j]
+		}
+		if j < len(tb) {
+			tl = tb[j]
+		}
+		if el != tl {
+			return fmt.Sprintf("body line %d is %q, the English %q", j+1, tl, el)
+		}
+	}
+	return ""
 }
 
 // Display text (label=, prompt=, a choice's or predict's descriptions) is

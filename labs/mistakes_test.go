@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	lab "github.com/rmlab/lab"
 	"github.com/rmlab/lab/labs"
 )
 
@@ -152,7 +153,7 @@ func TestAFolderPairsTranslationsChecksThemAndSkipsNotes(t *testing.T) {
 		all += p.Error() + "\n"
 	}
 	for _, w := range []string{
-		filepath.Join(dir, "zh", "01-t.md") + ":13: step 2 (sql) differs from the English one at " + filepath.Join(dir, "en", "01-t.md") + ":13",
+		filepath.Join(dir, "zh", "01-t.md") + ":13: step 2 (sql) differs from the English one at " + filepath.Join(dir, "en", "01-t.md") + `:13 (sql): body line 1 is "SELECT 2;", the English "SELECT 1;"`,
 		filepath.Join(dir, "en", "02-again.md") + ":3: lesson id t is also used by " + filepath.Join(dir, "en", "01-t.md") + ":3",
 	} {
 		if !strings.Contains(all, w) {
@@ -172,6 +173,27 @@ func TestTheShippedLessonsPassLabCheck(t *testing.T) {
 	for _, r := range []labs.Report{labs.Check(), labs.Check(".")} {
 		if len(r.Problems) > 0 || r.Lessons != 66 {
 			t.Errorf("%d lessons, problems: %v", r.Lessons, r.Problems)
+		}
+	}
+}
+
+// A translation's step that differs says what differs: the kind, an
+// attribute (missing, added, changed) or a body line.
+func TestATranslatedStepThatDiffersSaysWhat(t *testing.T) {
+	en := &lab.Step{Kind: "sql", Attrs: map[string]string{"session": "B", "label": "x"}, Body: "SELECT 1;\nSELECT 2;"}
+	for _, c := range []struct {
+		tr   *lab.Step
+		want string
+	}{
+		{&lab.Step{Kind: "sql", Attrs: map[string]string{"session": "B", "label": "翻译"}, Body: "SELECT 1;\nSELECT 2;"}, ""},
+		{&lab.Step{Kind: "expect", Attrs: map[string]string{"session": "B"}, Body: "SELECT 1;\nSELECT 2;"}, "the kind is expect, the English sql"},
+		{&lab.Step{Kind: "sql", Attrs: map[string]string{}, Body: "SELECT 1;\nSELECT 2;"}, `session="B" is missing`},
+		{&lab.Step{Kind: "sql", Attrs: map[string]string{"session": "B", "blocks": ""}, Body: "SELECT 1;\nSELECT 2;"}, `blocks="" is not in the English step`},
+		{&lab.Step{Kind: "sql", Attrs: map[string]string{"session": "A"}, Body: "SELECT 1;\nSELECT 2;"}, `session="A", the English session="B"`},
+		{&lab.Step{Kind: "sql", Attrs: map[string]string{"session": "B"}, Body: "SELECT 1;\nSELECT 3;"}, `body line 2 is "SELECT 3;", the English "SELECT 2;"`},
+	} {
+		if got := labs.StepDiff(en, c.tr); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.tr, got, c.want)
 		}
 	}
 }
