@@ -60,7 +60,9 @@ func (c *Consumer) failed(ctx context.Context, a *acker, d amqp.Delivery, o Opti
 		if err := a.reject(d.DeliveryTag); err != nil {
 			return fmt.Errorf("basic.reject tag %d: %w", d.DeliveryTag, err)
 		}
-		c.logf("rejected tag=%d without requeue: the queue's dead-letter exchange takes it (a retry queue holds it for its TTL)", d.DeliveryTag)
+		// The consumer cannot see the queue's arguments or policies over
+		// AMQP: say both outcomes, not the one a lesson may not have set up.
+		c.logf("rejected tag=%d without requeue: the broker dead-letters it if the queue has a dead-letter exchange (x-dead-letter-exchange or a policy; a retry queue then holds it for its TTL), else drops it", d.DeliveryTag)
 		return nil
 	default:
 		time.Sleep(500 * time.Millisecond) // no hot loop on a persistent failure
