@@ -70,6 +70,7 @@ func (consumeKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		return st.channelFailure(r, c, s, res, obs, call, err, start)
 	}
 	var got []amqp.Delivery
+	uncapped := false // this step subscribed with no prefetch cap
 	if s.Attr("mode", "deliver") == "get" {
 		res.Sent = append(res.Sent, fmt.Sprintf("basic.get queue=%s no-ack=false (×%d, channel %s)", queue, count, name))
 		for len(got) < count {
@@ -106,6 +107,7 @@ func (consumeKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 			}
 			c.consuming[queue] = tag
 			go st.collect(c, queue, ds)
+			uncapped = c.prefetch == 0
 		}
 		deadline := time.NewTimer(timeout)
 		defer deadline.Stop()
@@ -186,6 +188,11 @@ func (consumeKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 			call = "basic.get"
 		}
 		res.Why = fmt.Sprintf("wanted error %s, but the broker answered %s", want, call)
+	}
+	if uncapped && !c.closed(0) {
+		// Said once, where it starts: a worker started later on the same
+		// queue got nothing, and nothing said why.
+		obs = append(obs, fmt.Sprintf("channel %s stays subscribed to %s with no prefetch cap: the broker pushes it every ready message, unacked, until its acks or its close; a worker consuming %s meanwhile gets none (prefetch=N caps it)", name, article, article))
 	}
 	r.setOutcome(o)
 	res.Observed = strings.Join(obs, "\n")
