@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 	lab "github.com/rmlab/lab"
 	"github.com/rmlab/lab/broker"
+	"github.com/rmlab/lab/internal/plain"
 )
 
 // consumeKind receives deliveries on a named channel and shows each with its
@@ -299,6 +301,26 @@ type headers map[string]string
 // headerNames are the names `expect header` knows.
 var headerNames = []string{"routing-key", "x-delivery-count", "x-acquired-count", "x-death.count", "x-death.reason", "x-death.queue", "x-death.exchange", "x-first-death-reason", "x-death"}
 
+// brokerHeaders are the headers the broker sets, read above; every other
+// header is the application's (the redrive's x-redriven, a publisher's
+// own), shown and checked as sent.
+var brokerHeaders = []string{"x-delivery-count", "x-acquired-count", "x-death", "x-first-death-reason", "x-first-death-queue", "x-first-death-exchange", "x-last-death-reason", "x-last-death-queue", "x-last-death-exchange"}
+
+// headerName is a name expect header may check: one the lab reads, or an
+// application header's, unless it is a near miss of one the lab reads (a
+// typo of x-delivery-count must not check a header nobody sets).
+func headerName(name string) error {
+	if slices.Contains(headerNames, name) {
+		return nil
+	}
+	if sug := Suggest(name, headerNames); sug != "" || !appHeaderRe.MatchString(name) {
+		return fmt.Errorf("header %s: the lab reads %s and the application's own headers%s", name, strings.Join(headerNames, ", "), sug)
+	}
+	return nil
+}
+
+var appHeaderRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
 func deliveryHeaders(r *Run, d amqp.Delivery) headers {
 	h := headers{}
 	article := func(v any) string {
@@ -320,6 +342,11 @@ func deliveryHeaders(r *Run, d amqp.Delivery) headers {
 	}
 	if v, ok := d.Headers["x-first-death-reason"]; ok {
 		h["x-first-death-reason"] = fmt.Sprint(v)
+	}
+	for k, v := range d.Headers {
+		if !slices.Contains(brokerHeaders, k) && appHeaderRe.MatchString(k) {
+			h[k] = plainValue(v)
+		}
 	}
 	if deaths, ok := d.Headers["x-death"].([]any); ok && len(deaths) > 0 {
 		if t, ok := deaths[0].(amqp.Table); ok {
@@ -349,7 +376,23 @@ func (h headers) text() string {
 			out = append(out, k+"="+v)
 		}
 	}
+	var app []string
+	for k := range h {
+		if !slices.Contains(headerNames, k) {
+			app = append(app, k)
+		}
+	}
+	slices.Sort(app)
+	for _, k := range app {
+		out = append(out, k+"="+h[k])
+	}
 	return strings.Join(out, " ")
+}
+
+// plainValue is an application header's value as one line of plain text,
+// at most 200 bytes: it came from whoever published.
+func plainValue(v any) string {
+	return plain.Line(fmt.Sprint(v), 200)
 }
 
 // verbHeader is `expect header NAME VALUE` on the last delivery of a
@@ -357,8 +400,8 @@ func (h headers) text() string {
 func verbHeader(_ *Run, o *Outcome, arg string) error {
 	name, want, _ := strings.Cut(arg, " ")
 	want = strings.TrimSpace(want)
-	if !slices.Contains(headerNames, name) {
-		return cannot("header %s: the lab reads %s%s", name, strings.Join(headerNames, ", "), Suggest(name, headerNames))
+	if err := headerName(name); err != nil {
+		return cannot("%v", err)
 	}
 	if _, ok := o.Extra["delivered"]; !ok {
 		return cannot("the step checked is not a consume")

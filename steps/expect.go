@@ -213,8 +213,8 @@ func checkVerbArg(verb, arg string) error {
 		if len(f) == 0 {
 			return fmt.Errorf("write header NAME [VALUE]")
 		}
-		if !slices.Contains(headerNames, f[0]) {
-			return fmt.Errorf("the lab reads the headers %s%s", strings.Join(headerNames, ", "), Suggest(f[0], headerNames))
+		if err := headerName(f[0]); err != nil {
+			return err
 		}
 	case "elapsed":
 		if len(f) != 2 || (f[0] != ">=" && f[0] != "<") {

@@ -34,12 +34,13 @@ func TestNotInvertsOnlyWhatCouldBeEvaluated(t *testing.T) {
 // lab check refuses a malformed or misspelt argument before anything runs.
 func TestExpectArgumentsAreCheckedAtLoad(t *testing.T) {
 	k, _ := steps.Lookup("expect")
-	for _, line := range []string{"not header x-delivry-count", "not ready orders one", "confirm acked", "elapsed > 1s", "ok 1", "rows many"} {
+	for _, line := range []string{"not header x-delivry-count", "header x-death.countt 1", "header $x 1", "not ready orders one", "confirm acked", "elapsed > 1s", "ok 1", "rows many"} {
 		if err := k.Check(step("expect", "", line)); err == nil {
 			t.Errorf("%q loaded", line)
 		}
 	}
-	for _, line := range []string{"not header x-delivery-count", "ready orders 1", "ready 1", "confirm ack", "elapsed >= 1s", "ok", "rows 2", "fact lost 0"} {
+	// The application's own headers (the redrive's x-redriven) too.
+	for _, line := range []string{"not header x-delivery-count", "header x-redriven 1", "header tenant acme", "ready orders 1", "ready 1", "confirm ack", "elapsed >= 1s", "ok", "rows 2", "fact lost 0"} {
 		if err := k.Check(step("expect", "", line)); err != nil {
 			t.Errorf("%q refused: %v", line, err)
 		}
