@@ -127,8 +127,9 @@ func (p *chaosPanel) View() string {
 	if nf > 3 {
 		faultLines++ // the "+N earlier" line
 	}
-	chartH := ih - 1 - 2 - faultLines - len(d.done)
-	if chartH >= 3 && len(d.timeline.Seconds) > 0 {
+	// Lines for the chart, its legend and the totals.
+	room := ih - 1 - faultLines - len(d.done)
+	if len(d.timeline.Seconds) > 0 {
 		var tot chaos.Bucket
 		for _, b := range d.timeline.Seconds {
 			tot.Committed += b.Committed
@@ -136,9 +137,17 @@ func (p *chaosPanel) View() string {
 			tot.Applied += b.Applied
 			tot.Absorbed += b.Absorbed
 		}
-		body = append(body, chartLines(d.timeline, iw, chartH)...)
-		body = append(body, st.Dim.Render(t.ChaosLegend),
-			fmt.Sprintf(t.ChaosTotals, tot.Committed, tot.Published, tot.Applied, tot.Absorbed))
+		totals := fmt.Sprintf(t.ChaosTotals, tot.Committed, tot.Published, tot.Applied, tot.Absorbed)
+		switch {
+		case room >= 5: // a chart of three lines at least
+			body = append(body, chartLines(d.timeline, iw, room-2)...)
+			body = append(body, st.Dim.Render(t.ChaosLegend), totals)
+		case room >= 2:
+			// Said, not dropped: how much taller the chart needs the pane.
+			body = append(body, st.Dim.Render(fmt.Sprintf(t.ChaosNoChart, 5-room)), totals)
+		case room == 1:
+			body = append(body, st.Dim.Render(fmt.Sprintf(t.ChaosNoChart, 5-room)))
+		}
 	}
 	faults := d.timeline.Faults
 	if len(faults) > 3 {

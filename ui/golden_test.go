@@ -184,3 +184,18 @@ func TestTheChaosPanelSaysHowManyFaultsItLeavesOut(t *testing.T) {
 		t.Errorf("the panel does not show the newest three faults and the count of the rest:\n%s", v)
 	}
 }
+
+// A pane too short for the per-second chart says how many lines more it
+// needs, and keeps the totals: at 80×24 the chart was simply not there.
+func TestAChaosPaneTooShortForTheChartSaysSo(t *testing.T) {
+	a := newTestApp(t, fakeEnv(), "en", "fixture-basics", 100, 30)
+	p := newChaosPanel(a.c)
+	p.Update(chaosFixture(p.gen))
+	for h, want := range map[int]string{16: "dots: committed/s", 9: "more lines of height needed", 8: "more lines of height needed"} {
+		p.SetSize(80, h)
+		v := plainView(p.View())
+		if !strings.Contains(v, want) {
+			t.Errorf("at 80x%d the panel lacks %q:\n%s", h, want, v)
+		}
+	}
+}

@@ -110,6 +110,7 @@ type text struct {
 	ChaosHead       string            // "pipeline %s, seed %d: %s"
 	ChaosPhases     map[string]string // setup, schedule, drain, check, done
 	ChaosLegend     string
+	ChaosNoChart    string // "per-second chart: %d more lines of height needed"
 	ChaosTotals     string // committed, published, applied, absorbed so far
 	ChaosEarlier    string // "(+%d earlier faults: the chaos step's output lists all)"
 	ChaosResult     string // pipeline, committed, lost, twice, absorbed
@@ -290,6 +291,7 @@ var textEN = text{
 	ChaosHead:       "pipeline %s, seed %d: %s",
 	ChaosPhases:     map[string]string{"setup": "setting up", "schedule": "faults being injected", "drain": "draining", "check": "checking", "done": "done"},
 	ChaosLegend:     "dots: committed/s  line: applied/s",
+	ChaosNoChart:    "per-second chart: %d more lines of height needed (a taller terminal)",
 	ChaosTotals:     "so far: %d committed, %d published, %d applied, %d duplicates absorbed",
 	ChaosEarlier:    "(+%d earlier faults: the chaos step's output lists them all)",
 	ChaosResult:     "%s: %d committed, lost %d, twice %d, duplicates absorbed %d",
@@ -478,6 +480,7 @@ var textZH = text{
 	ChaosHead:       "管道 %s，种子 %d：%s",
 	ChaosPhases:     map[string]string{"setup": "准备中", "schedule": "正在注入故障", "drain": "排空中", "check": "检查中", "done": "已完成"},
 	ChaosLegend:     "点：每秒提交  线：每秒生效",
+	ChaosNoChart:    "每秒图表：还需要 %d 行高度（更高的终端）",
 	ChaosTotals:     "累计：提交 %d，发布 %d，生效 %d，吸收的重复 %d",
 	ChaosEarlier:    "（另有 %d 个更早的故障：chaos 步骤的输出列出了全部）",
 	ChaosResult:     "%s：提交 %d，丢失 %d，重复生效 %d，被吸收的重复 %d",
