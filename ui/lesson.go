@@ -3,6 +3,7 @@ package ui
 import (
 	"charm.land/lipgloss/v2"
 	"fmt"
+	"github.com/charmbracelet/x/ansi"
 	"sort"
 	"strings"
 	"time"
@@ -230,7 +231,7 @@ func (p *lessonPane) preview(s *lab.Step, total, w int) []string {
 		return out
 	}
 	for _, line := range p.willSend(s) {
-		out = append(out, wrapStyled(st.Code, "  "+line, w)...)
+		out = append(out, styleLines(st.Code, wrapCode("  "+line, w))...)
 	}
 	return out
 }
@@ -299,7 +300,7 @@ func (p *lessonPane) result(s *lab.Step, r lab.Result, total, w int) (lines []st
 		}
 		for _, line := range sent {
 			for _, l := range strings.Split(asciiSafe(line), "\n") {
-				lines = append(lines, wrapStyled(st.Code, "  "+plain.Text(l), w)...)
+				lines = append(lines, styleLines(st.Code, wrapCode("  "+plain.Text(l), w))...)
 			}
 		}
 		anchor = len(lines)
@@ -334,6 +335,57 @@ func (p *lessonPane) result(s *lab.Step, r lab.Result, total, w int) (lines []st
 		lines = append(lines, wrapStyled(st.Bad, fmt.Sprintf(t.FailedWhy, oneLine(r.Why)), w)...)
 	}
 	return lines, anchor
+}
+
+// styleLines styles each line.
+func styleLines(style interface{ Render(...string) string }, lines []string) []string {
+	for i, l := range lines {
+		lines[i] = style.Render(l)
+	}
+	return lines
+}
+
+// wrapCode wraps a line of code, SQL or flags at spaces only: prose
+// wrapping also breaks after a hyphen, and split --to into "-" and "-to".
+// A word wider than w is cut by width; continuation lines keep the
+// line's indent.
+func wrapCode(s string, w int) []string {
+	if w <= 0 {
+		return nil
+	}
+	if displayWidth(s) <= w {
+		return []string{s}
+	}
+	indent := s[:len(s)-len(strings.TrimLeft(s, " "))]
+	if len(indent) >= w/2 {
+		indent = ""
+	}
+	var lines []string
+	cur, empty := indent, true // empty: cur holds the indent only
+	for _, word := range strings.Split(strings.TrimLeft(s, " "), " ") {
+		cand := cur + " " + word
+		if empty {
+			cand = cur + word
+		}
+		if displayWidth(cand) <= w {
+			cur, empty = cand, false
+			continue
+		}
+		if !empty {
+			lines = append(lines, cur)
+			cand = indent + word
+		}
+		for displayWidth(cand) > w { // one word wider than the pane
+			head := ansi.Truncate(cand, w, "")
+			lines = append(lines, head)
+			cand = indent + cand[len(head):]
+		}
+		cur, empty = cand, cand == indent
+	}
+	if !empty {
+		lines = append(lines, cur)
+	}
+	return lines
 }
 
 // wrapStyled wraps plain text to w cells and styles each line.

@@ -53,3 +53,29 @@ func TestWrappedTextNeverPassesItsWidth(t *testing.T) {
 		}
 	}
 }
+
+// Code, SQL and flags wrap at spaces, never inside a token: prose
+// wrapping broke after a hyphen and split --to into "-" and "-to"; a word
+// wider than the pane is cut by width, and nothing is lost.
+func TestCodeWrapsAtSpacesOnly(t *testing.T) {
+	line := "  lab worker relay --name relay-A --pause-at claim-locked --unsafe-claim --once --routing-key orders.unsafe"
+	for _, w := range []int{20, 33, 41, 80} {
+		got := wrapCode(line, w)
+		joined := strings.Join(got, " ")
+		for _, tok := range strings.Fields(line) {
+			if !strings.Contains(joined, tok) {
+				t.Errorf("w=%d: %q was split or lost: %q", w, tok, got)
+			}
+		}
+		for _, l := range got {
+			if displayWidth(l) > w {
+				t.Errorf("w=%d: %q is wider than the pane", w, l)
+			}
+		}
+	}
+	long := "  " + strings.Repeat("x", 50)
+	got := wrapCode(long, 20)
+	if strings.ReplaceAll(strings.Join(got, ""), " ", "") != strings.Repeat("x", 50) {
+		t.Errorf("a word wider than the pane lost characters: %q", got)
+	}
+}
