@@ -122,7 +122,9 @@ func containsInt(xs []int, x int) bool {
 // walkLesson opens lesson l in a fresh screen (fresh progress file) and
 // walks it with keys. dir is the lessons directory, "" for the built-in
 // lessons.
-func walkLesson(t *testing.T, env *steps.Env, dir, lang string, l *lab.Lesson, last, audit bool) {
+// walkLesson walks lesson l by keys; pause, when given, is how long the
+// reader waits before answering each menu (a slow reader's).
+func walkLesson(t *testing.T, env *steps.Env, dir, lang string, l *lab.Lesson, last, audit bool, pause ...time.Duration) {
 	a, err := newApp(context.Background(), Options{Env: env, Lang: lang, Start: l.ID, LessonsDir: dir,
 		Progress: progress.FileStore{Path: filepath.Join(t.TempDir(), "progress.json")}})
 	if err != nil {
@@ -170,6 +172,10 @@ func walkLesson(t *testing.T, env *steps.Env, dir, lang string, l *lab.Lesson, l
 		st := s.steps[prev]
 		if ch := s.pendingChoice(); ch != nil {
 			menus++
+			if len(pause) > 0 {
+				t.Logf("step %d: reading for %s before the menu", prev+1, pause[0])
+				time.Sleep(pause[0])
+			}
 			if ch.Kind == "predict" {
 				d.press("down") // nothing is preselected at a predict: down takes the first
 			}
@@ -338,4 +344,31 @@ func walkWorkers(ns string) []string {
 		out = append(out, fmt.Sprintf("%d%s: %s", pid, state, strings.Join(args, " ")))
 	}
 	return out
+}
+
+// A learner who reads for 90 s before each menu walks lesson 5 on the
+// screen to its end: B's INSERT waits on A's lock while the menu "How does
+// A's transaction end?" is open, and InnoDB's 50 s ended it with 1205.
+// Slow by design: LAB_SLOW_READER=90s runs it (CI's second matrix does,
+// beside the replays).
+func TestASlowReaderWalksTheLockWaitLessonToItsEnd(t *testing.T) {
+	v := os.Getenv("LAB_SLOW_READER")
+	if v == "" {
+		t.Skip("LAB_SLOW_READER=90s runs it: it reads for that long before each menu")
+	}
+	pause, err := time.ParseDuration(v)
+	if err != nil {
+		t.Fatalf("LAB_SLOW_READER=%q: %v", v, err)
+	}
+	env := walkEnv(t)
+	env.Replay = false // the screen's sessions, with their lock wait
+	ls, err := labs.Builtin("en")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := labs.Find(ls, "idem-concurrent-insert")
+	if l == nil {
+		t.Fatal("no lesson idem-concurrent-insert")
+	}
+	walkLesson(t, env, "", "en", l, false, false, pause)
 }
