@@ -45,7 +45,7 @@ type text struct {
 	NoLessonOpen   string
 	PaneStep       string // "  step %d/%d"
 	PaneDone       string // "  done"
-	MoreBelow      string // "↓ %d more lines below (down, pgdn)"
+	MoreBelow      string // "%d more lines below (down, pgdn)"
 	Needs          string // "This lesson needs %s, ..."
 	StateNext      string
 	StateRunning   string
@@ -219,7 +219,7 @@ var textEN = text{
 	NoLessonOpen:   "no lesson open",
 	PaneStep:       "  step %d/%d",
 	PaneDone:       "  done",
-	MoreBelow:      "↓ %d more lines below (down, pgdn)",
+	MoreBelow:      "%d more lines below (down, pgdn)",
 	Needs:          "This lesson needs %s, which the servers do not offer (see `lab doctor`).",
 	StateNext:      "next",
 	StateRunning:   "running",
@@ -408,7 +408,7 @@ var textZH = text{
 	NoLessonOpen:   "没有打开的课程",
 	PaneStep:       "  第 %d/%d 步",
 	PaneDone:       "  已完成",
-	MoreBelow:      "↓ 下面还有 %d 行（down、pgdn）",
+	MoreBelow:      "下面还有 %d 行（down、pgdn）",
 	Needs:          "本课需要 %s，但服务器不提供（见 `lab doctor`）。",
 	StateNext:      "下一步",
 	StateRunning:   "运行中",
