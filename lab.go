@@ -128,6 +128,21 @@ func (l *Lesson) Steps() []*Step {
 	return out
 }
 
+// PathOf splits a paragraph of prose that begins with <!-- when=CHOICE:OPTION -->
+// (it tells what happened on one path only) into that condition and the
+// paragraph without it; "" for a paragraph of every path.
+func PathOf(paragraph string) (when, text string) {
+	rest, ok := strings.CutPrefix(strings.TrimLeft(paragraph, " "), "<!-- when=")
+	if !ok {
+		return "", paragraph
+	}
+	cond, text, ok := strings.Cut(rest, "-->")
+	if !ok {
+		return "", paragraph
+	}
+	return strings.TrimSpace(cond), strings.TrimLeft(text, " \n")
+}
+
 // Block is either prose (Markdown source) or an executable step.
 type Block struct {
 	Prose string

@@ -428,7 +428,20 @@ func parseMeta(l *lab.Lesson, file string, line int, body string, add func(int, 
 
 func checkChoices(l *lab.Lesson, probs *Problems) {
 	opts := steps.Choices(l)
-	for _, s := range l.Steps() {
+	// A paragraph of one path says so as a step does: checked the same way.
+	var conds []*lab.Step
+	for _, b := range l.Blocks {
+		if b.Step != nil {
+			conds = append(conds, b.Step)
+			continue
+		}
+		for _, para := range strings.Split(b.Prose, "\n\n") {
+			if w, _ := lab.PathOf(para); w != "" {
+				conds = append(conds, &lab.Step{Kind: "paragraph", File: l.File, Line: l.Line, Attrs: map[string]string{"when": w}})
+			}
+		}
+	}
+	for _, s := range conds {
 		w, ok := s.Attrs["when"]
 		if !ok {
 			continue

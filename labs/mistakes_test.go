@@ -93,6 +93,8 @@ func TestEveryMistakeAnInstructorMadeIsCaughtAtLoadWithFileLineAndFix(t *testing
 			[]string{"t.md:14:", "--max-retry is not one of its flags (did you mean --max-retries?)", "lab worker consumer --help"}},
 		{"worker flags the program refuses together", head + "```spawn name=c1 program=consumer\n--queue orders --strategy one-tx --max-retries 3\n```\n" + bothLedgers,
 			[]string{"t.md:13:", "--max-retries needs --park-queue"}},
+		{"a paragraph of a path no choice has", head + "<!-- when=fix:sac -->\nOnly on that path.\n\n```choice name=fix\nsingle: one\nby-order: two\n```\n\n" + bothLedgers,
+			[]string{"when=fix:sac", `"sac" is not an option of choice fix`}},
 		{"a header the queue's type never sets", head + "```declare\nqueue orders\n```\n\n```consume queue=orders count=1\n```\n\n```expect\nheader x-delivery-count 1\n```\n" + bothLedgers,
 			[]string{"t.md:21:", "queue orders is a classic queue, which never sets x-delivery-count", "declare the queue type=quorum"}},
 	}

@@ -223,8 +223,16 @@ func (r *Run) Applies(s *lab.Step) bool {
 	if !ok {
 		return true
 	}
+	return r.AppliesWhen(w)
+}
+
+// AppliesWhen reports whether when=CHOICE:OPTION[,OPTION] holds on this
+// run's path (a step's, or a paragraph's: lab.PathOf).
+func (r *Run) AppliesWhen(w string) bool {
 	name, opts, _ := strings.Cut(w, ":")
+	r.mu.Lock()
 	taken := r.Choices[name]
+	r.mu.Unlock()
 	for _, o := range strings.Split(opts, ",") {
 		if o == taken {
 			return true

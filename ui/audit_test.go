@@ -261,6 +261,7 @@ var fenceLine = regexp.MustCompile("^\\s*(```|~~~)")
 
 // proseOnly blanks a Markdown block's code fences and table lines.
 func proseOnly(md string) string {
+	md = onPath(md, nil) // as the pane shows it: path markers removed
 	var out []string
 	fence := false
 	for _, l := range strings.Split(md, "\n") {

@@ -4,6 +4,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"fmt"
 	"github.com/charmbracelet/x/ansi"
+	"hash/fnv"
 	"sort"
 	"strings"
 	"time"
@@ -147,8 +148,12 @@ func (p *lessonPane) content(w int) ([]string, map[int]int) {
 	}
 	for bi, b := range l.Blocks {
 		if b.Step == nil {
-			key := fmt.Sprintf("%s/%s/%d", l.Lang, l.ID, bi)
-			out = append(out, p.prose.lines(key, b.Prose, w, st)...)
+			text := onPath(b.Prose, s)
+			if text == "" {
+				continue
+			}
+			key := fmt.Sprintf("%s/%s/%d/%x", l.Lang, l.ID, bi, fnv32(text))
+			out = append(out, p.prose.lines(key, text, w, st)...)
 			out = append(out, "")
 			continue
 		}
@@ -166,6 +171,31 @@ func (p *lessonPane) content(w int) ([]string, map[int]int) {
 		out = append(out, "")
 	}
 	return out, anchors
+}
+
+// onPath is prose without the paragraphs of a path the run did not take
+// (<!-- when=CHOICE:OPTION --> before them: lab.PathOf): a paragraph
+// telling what happened on one path is never shown as if it happened on
+// another. Before a run, every paragraph shows, its marker removed.
+func onPath(prose string, s *session) string {
+	if !strings.Contains(prose, "<!-- when=") {
+		return prose
+	}
+	var keep []string
+	for _, para := range strings.Split(prose, "\n\n") {
+		when, text := lab.PathOf(para)
+		if when != "" && s != nil && !s.run.AppliesWhen(when) {
+			continue
+		}
+		keep = append(keep, text)
+	}
+	return strings.Join(keep, "\n\n")
+}
+
+func fnv32(s string) uint32 {
+	h := fnv.New32a()
+	h.Write([]byte(s))
+	return h.Sum32()
 }
 
 // missing names capabilities the lesson needs and the servers lack.
