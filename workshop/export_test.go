@@ -1,6 +1,11 @@
 package workshop
 
-import "time"
+import (
+	"context"
+	"time"
+
+	"github.com/rmlab/lab/services"
+)
 
 // Live reports whether name holds a screen on s that has not closed yet
 // (claimed in the room, its run not closed).
@@ -16,4 +21,9 @@ func (s *Server) SlowToClose(d time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.beforeRelease = func() { time.Sleep(d) }
+}
+
+// ParticipantServices are the services participant name's screen runs on.
+func (s *Server) ParticipantServices(ctx context.Context, name string) (*services.Services, func(), error) {
+	return s.participantServices(ctx, name)
 }

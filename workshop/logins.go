@@ -173,3 +173,16 @@ func (l *Logins) Forget(ctx context.Context, svc *services.Services, ns string) 
 func (s *Server) Forget(ctx context.Context, ns string) error {
 	return s.logins.Forget(ctx, s.cfg.Services, ns)
 }
+
+// participantServices are the services participant name's lessons use:
+// their own logins (Logins.Own), and no broker control: --broker-control
+// lets the lab restart the broker it was given, and a participant's lesson
+// must never restart the one the class shares.
+func (s *Server) participantServices(ctx context.Context, name string) (*services.Services, func(), error) {
+	svc, done, err := s.logins.Own(ctx, s.cfg.Services.For(name), name)
+	if err != nil {
+		return nil, nil, err
+	}
+	svc.Info.BrokerControl, svc.Config.BrokerControl = false, ""
+	return svc, done, nil
+}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	lab "github.com/rmlab/lab"
 	"github.com/rmlab/lab/broker"
 	"github.com/rmlab/lab/cleaner"
 	"github.com/rmlab/lab/room"
@@ -141,4 +142,24 @@ func cleanNamespace(ctx context.Context, t *testing.T, svc *services.Services, n
 	cl := cleaner.New(ctx, svc, "", out)
 	defer cl.Close()
 	cl.Namespace(ctx, services.Names{NS: ns})
+}
+
+// A server given --broker-control (the lab may restart its broker) never
+// hands that to a participant: the durability lesson would restart the
+// broker the whole class shares.
+func TestAParticipantNeverGetsTheServersBrokerControl(t *testing.T) {
+	svc := connectServices(t)
+	svc.Config.BrokerControl, svc.Info.BrokerControl = "rabbitmqctl", true
+	_, srv := start(t, workshop.Config{Seats: 1, Services: svc})
+	p, done, err := srv.ParticipantServices(context.Background(), who(t, "al"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer done()
+	if p.Info.BrokerControl || p.Config.BrokerControl != "" || p.Info.Caps()[lab.CapBrokerControl] {
+		t.Errorf("a participant's lessons may restart the shared broker: %+v", p.Config.BrokerControl)
+	}
+	if !svc.Info.BrokerControl {
+		t.Error("the server's own services lost their broker control")
+	}
 }

@@ -238,7 +238,7 @@ func (s *Server) screen(sess ssh.Session, st *seat) tea.Model {
 		}
 		store = progress.FileStore{Path: file}
 	}
-	svc, closeLogins, err := s.logins.Own(sess.Context(), s.cfg.Services.For(sess.User()), sess.User())
+	svc, closeLogins, err := s.participantServices(sess.Context(), sess.User())
 	if err != nil {
 		s.logf("%s's logins could not be made: %v", sess.User(), err)
 		wish.Fatalln(sess, "lab: "+err.Error()+" (tell the instructor: the server's log has it too)")
