@@ -267,13 +267,22 @@ func TestReaderTakesUnackedFromTheManagementAPIWhenItAnswers(t *testing.T) {
 	}
 }
 
+// The API is guessed on the AMQP URL's host: 15672 beside 5672, and 10000
+// above a moved AMQP port (never the default's 15672, which may be
+// another broker's).
 func TestManagementForUsesTheAMQPHostUserAndVhost(t *testing.T) {
 	m, err := broker.ManagementFor("amqp://alice:secret@rabbit.example:5673/shop", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Base != "http://rabbit.example:15672" || m.User != "alice" || m.Pass != "secret" || m.VHost != "shop" {
+	if m.Base != "http://rabbit.example:15673" || m.User != "alice" || m.Pass != "secret" || m.VHost != "shop" {
 		t.Fatalf("got %+v", m)
+	}
+	for in, want := range map[string]string{"amqp://rabbit.example/": "http://rabbit.example:15672", "amqp://rabbit.example:5672/": "http://rabbit.example:15672",
+		"amqp://rabbit.example:60000/": "http://rabbit.example:15672"} {
+		if m, _ := broker.ManagementFor(in, ""); m.Base != want {
+			t.Errorf("%s: guessed %s, want %s", in, m.Base, want)
+		}
 	}
 }
 

@@ -3,11 +3,15 @@ package services
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -308,7 +312,14 @@ func (c *clearDeadline) Write(b []byte) (int, error) {
 func ManagementBase(amqpURL, mgmtURL string) (base, user, pass string) {
 	user, pass = "guest", "guest"
 	if u, err := url.Parse(amqpURL); err == nil {
-		base = "http://" + net.JoinHostPort(u.Hostname(), "15672")
+		// RabbitMQ's pair is 5672 and 15672; a broker moved to another
+		// AMQP port is guessed 10000 above it (.ci/servers' 5673, 15673),
+		// never the default's 15672, which may be another broker's.
+		port := "15672"
+		if p, err := strconv.Atoi(u.Port()); err == nil && p != 5672 && p+10000 <= 65535 {
+			port = strconv.Itoa(p + 10000)
+		}
+		base = "http://" + net.JoinHostPort(u.Hostname(), port)
 		if u.User != nil {
 			user = u.User.Username()
 			pass, _ = u.User.Password()
@@ -343,11 +354,43 @@ func managementAnswers(ctx context.Context, cfg Config) (bool, string) {
 	if err != nil {
 		return false, "management API not answering at " + secret.URL(base) + " (" + how + "); queue counts fall back to passive declares"
 	}
-	resp.Body.Close()
+	defer resp.Body.Close()
 	if resp.StatusCode != 200 {
 		return false, fmt.Sprintf("management API at %s answered HTTP %d for user %s (it needs the monitoring or management tag)", secret.URL(base), resp.StatusCode, user)
 	}
+	if cfg.Management == "" {
+		// A guessed address may be another broker's API: its counts would
+		// be read as this broker's. It must list this broker's AMQP port.
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		addr, _ := AMQPAddr(cfg.AMQP)
+		_, port, _ := net.SplitHostPort(addr)
+		if ports, ok := amqpListeners(body); ok && !slices.Contains(ports, port) {
+			return false, fmt.Sprintf("the management API at %s (%s) lists AMQP on port %s, not this broker's %s: another broker's, or ports remapped; give --management URL or LAB_MANAGEMENT_URL; queue counts fall back to passive declares",
+				secret.URL(base), how, strings.Join(ports, ", "), port)
+		}
+	}
 	return true, "management API at " + secret.URL(base)
+}
+
+// amqpListeners are the AMQP ports /api/overview lists, and whether it
+// listed any listener at all (an API that says nothing is believed).
+func amqpListeners(overview []byte) ([]string, bool) {
+	var o struct {
+		Listeners []struct {
+			Protocol string `json:"protocol"`
+			Port     int    `json:"port"`
+		} `json:"listeners"`
+	}
+	if json.Unmarshal(overview, &o) != nil || len(o.Listeners) == 0 {
+		return nil, false
+	}
+	var ports []string
+	for _, l := range o.Listeners {
+		if l.Protocol == "amqp" || l.Protocol == "amqp/ssl" {
+			ports = append(ports, strconv.Itoa(l.Port))
+		}
+	}
+	return ports, true
 }
 
 // AMQPAddr is the host:port an AMQP URL dials (port 5672 when it names none).

@@ -194,3 +194,15 @@ func TestEachConnectionFailureGetsItsOwnAdvice(t *testing.T) {
 		}
 	}
 }
+
+// A guessed management API must list this broker's AMQP port among its
+// listeners, or its counts would be another broker's.
+func TestAGuessedManagementAPIMustListThisBrokersAMQPPort(t *testing.T) {
+	overview := []byte(`{"listeners":[{"node":"rabbit@a","protocol":"amqp","port":5672},{"node":"rabbit@a","protocol":"http","port":15672}]}`)
+	if ports, ok := services.AMQPListeners(overview); !ok || len(ports) != 1 || ports[0] != "5672" {
+		t.Errorf("listeners %v (%t), want [5672]", ports, ok)
+	}
+	if _, ok := services.AMQPListeners([]byte(`{"rabbitmq_version":"3.10.8"}`)); ok {
+		t.Error("an overview listing no listener was read as listing none for AMQP")
+	}
+}

@@ -1,0 +1,4 @@
+package services
+
+// AMQPListeners is amqpListeners, for the tests.
+var AMQPListeners = amqpListeners
