@@ -151,6 +151,7 @@ func TestAParticipantNeverGetsTheServersBrokerControl(t *testing.T) {
 	svc := connectServices(t)
 	svc.Config.BrokerControl, svc.Info.BrokerControl = "rabbitmqctl", true
 	_, srv := start(t, workshop.Config{Seats: 1, Services: svc})
+	t.Cleanup(func() { srv.Forget(context.Background(), who(t, "al")) }) // its vhost, where the test's servers made one
 	p, done, err := srv.ParticipantServices(context.Background(), who(t, "al"))
 	if err != nil {
 		t.Fatal(err)
