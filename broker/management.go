@@ -63,15 +63,9 @@ type QueueFigures struct {
 
 // Queue reads one queue. A 404 means the queue does not exist (not an error).
 func (m *Management) Queue(ctx context.Context, name string) (QueueFigures, error) {
-	u := m.Base + "/api/queues/" + url.PathEscape(m.VHost) + "/" + url.PathEscape(name)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	resp, err := m.get(ctx, "/api/queues/"+url.PathEscape(m.VHost)+"/"+url.PathEscape(name))
 	if err != nil {
 		return QueueFigures{}, err
-	}
-	req.SetBasicAuth(m.User, m.Pass)
-	resp, err := m.HTTP.Do(req)
-	if err != nil {
-		return QueueFigures{}, fmt.Errorf("management API at %s: %w", secret.URL(m.Base), err)
 	}
 	defer resp.Body.Close()
 	switch resp.StatusCode {
@@ -93,15 +87,9 @@ func (m *Management) Queue(ctx context.Context, name string) (QueueFigures, erro
 // Exchanges lists the names of every exchange in the vhost (the lab's
 // marks among them: MarkedNames reads them).
 func (m *Management) Exchanges(ctx context.Context) ([]string, error) {
-	u := m.Base + "/api/exchanges/" + url.PathEscape(m.VHost) + "?columns=name"
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	resp, err := m.get(ctx, "/api/exchanges/"+url.PathEscape(m.VHost)+"?columns=name")
 	if err != nil {
 		return nil, err
-	}
-	req.SetBasicAuth(m.User, m.Pass)
-	resp, err := m.HTTP.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("management API at %s: %w", secret.URL(m.Base), err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -118,4 +106,18 @@ func (m *Management) Exchanges(ctx context.Context) ([]string, error) {
 		out = append(out, x.Name)
 	}
 	return out, nil
+}
+
+// get is a GET of the API's path as its user; the caller closes the body.
+func (m *Management) get(ctx context.Context, path string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, m.Base+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.SetBasicAuth(m.User, m.Pass)
+	resp, err := m.HTTP.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("management API at %s: %w", secret.URL(m.Base), err)
+	}
+	return resp, nil
 }

@@ -106,14 +106,9 @@ func (u mgmtUsers) AddVhost(ctx context.Context, vhost string) error {
 }
 
 func (u mgmtUsers) DeleteVhost(ctx context.Context, vhost string) (bool, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.m.Base+"/api/vhosts/"+url.PathEscape(vhost), nil)
+	resp, err := u.m.get(ctx, "/api/vhosts/"+url.PathEscape(vhost))
 	if err != nil {
 		return false, err
-	}
-	req.SetBasicAuth(u.m.User, u.m.Pass)
-	resp, err := u.m.HTTP.Do(req)
-	if err != nil {
-		return false, fmt.Errorf("management API at %s: %w", secret.URL(u.m.Base), err)
 	}
 	resp.Body.Close()
 	if resp.StatusCode == http.StatusNotFound {
@@ -217,12 +212,7 @@ func UsersFor(ctx context.Context, amqpURL string, cfg services.Config) (Users, 
 // administrator says whether the API's user has the administrator tag (it
 // may make users).
 func (m *Management) administrator(ctx context.Context) (bool, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, m.Base+"/api/whoami", nil)
-	if err != nil {
-		return false, err
-	}
-	req.SetBasicAuth(m.User, m.Pass)
-	resp, err := m.HTTP.Do(req)
+	resp, err := m.get(ctx, "/api/whoami")
 	if err != nil {
 		return false, err
 	}
