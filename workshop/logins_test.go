@@ -90,7 +90,8 @@ func TestAParticipantsLoginsReachTheirOwnDataOnly(t *testing.T) {
 	for _, st := range refused {
 		if _, err := db.ExecContext(ctx, st); err == nil {
 			t.Errorf("bob's login may %s", st)
-		} else if c := services.Code(err); c != 1044 && c != 1142 && c != 1227 && c != 1146 {
+		} else if c := services.Code(err); c != 1044 && c != 1142 && c != 1227 {
+			// Not 1146: a table that does not exist refuses nothing.
 			t.Errorf("%s: %v, want MySQL's refusal (1044, 1142 or 1227)", st, err)
 		}
 	}

@@ -66,7 +66,7 @@ func TestNothingFromTheRoomsTablesReachesTheInstructorsTerminalRaw(t *testing.T)
 		if e := escapes(out + errOut); len(e) > 0 {
 			t.Errorf("%s hands the terminal %q:\n%q", what, e, out)
 		}
-		if !strings.Contains(out, "evil") && !strings.Contains(out, `ev`) {
+		if !strings.Contains(out, "evil") {
 			t.Errorf("%s lost the text around the escapes:\n%s", what, out)
 		}
 		if len(args) > 0 && args[0] == "--json" {
