@@ -1,11 +1,13 @@
 package ui
 
 import (
+	"hash/fnv"
 	"strings"
 
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	lab "github.com/rmlab/lab"
 	"github.com/rmlab/lab/internal/plain"
 )
 
@@ -180,4 +182,80 @@ func displayWidth(s string) int {
 		}
 	}
 	return len(s)
+}
+
+// styleLines styles each line.
+func styleLines(style interface{ Render(...string) string }, lines []string) []string {
+	for i, l := range lines {
+		lines[i] = style.Render(l)
+	}
+	return lines
+}
+
+// wrapCode wraps a line of code, SQL or flags at spaces only: prose
+// wrapping also breaks after a hyphen, and split --to into "-" and "-to".
+// A word wider than w is cut by width; continuation lines keep the
+// line's indent.
+func wrapCode(s string, w int) []string {
+	if w <= 0 {
+		return nil
+	}
+	if displayWidth(s) <= w {
+		return []string{s}
+	}
+	indent := s[:len(s)-len(strings.TrimLeft(s, " "))]
+	if len(indent) >= w/2 {
+		indent = ""
+	}
+	var lines []string
+	cur, empty := indent, true // empty: cur holds the indent only
+	for _, word := range strings.Split(strings.TrimLeft(s, " "), " ") {
+		cand := cur + " " + word
+		if empty {
+			cand = cur + word
+		}
+		if displayWidth(cand) <= w {
+			cur, empty = cand, false
+			continue
+		}
+		if !empty {
+			lines = append(lines, cur)
+			cand = indent + word
+		}
+		for displayWidth(cand) > w { // one word wider than the pane
+			head := ansi.Truncate(cand, w, "")
+			lines = append(lines, head)
+			cand = indent + cand[len(head):]
+		}
+		cur, empty = cand, cand == indent
+	}
+	if !empty {
+		lines = append(lines, cur)
+	}
+	return lines
+}
+
+// onPath is prose without the paragraphs of a path the run did not take
+// (<!-- when=CHOICE:OPTION --> before them: lab.PathOf): a paragraph
+// telling what happened on one path is never shown as if it happened on
+// another. Before a run, every paragraph shows, its marker removed.
+func onPath(prose string, s *session) string {
+	if !strings.Contains(prose, "<!-- when=") {
+		return prose
+	}
+	var keep []string
+	for _, para := range strings.Split(prose, "\n\n") {
+		when, text := lab.PathOf(para)
+		if when != "" && s != nil && !s.run.AppliesWhen(when) {
+			continue
+		}
+		keep = append(keep, text)
+	}
+	return strings.Join(keep, "\n\n")
+}
+
+func fnv32(s string) uint32 {
+	h := fnv.New32a()
+	h.Write([]byte(s))
+	return h.Sum32()
 }
