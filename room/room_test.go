@@ -349,13 +349,8 @@ func TestASaveKeepsAChallengeTheRowHoldsNewer(t *testing.T) {
 // mirror and the participants' presentation with its lines and colours
 // only.
 func TestAFrameReadBackCarriesColoursAndLinesOnly(t *testing.T) {
-	env := labtest.Connect(t, labtest.MySQL)
 	ctx := context.Background()
-	rm, err := room.Open(ctx, env.Svc.MySQL, env.Svc.Config.MySQL, env.NS, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rm.Close()
+	rm := testRoom(t)
 	forged := "\x1b[1mthe instructor is presenting\x1b[m\n\x1b[2J\x1b]8;;https://evil.example\x1b\\click\x1b]8;;\x1b\\ \x1b]52;c;eA==\x07\u009b6n here"
 	if _, err := rm.DB.ExecContext(ctx, "INSERT INTO frame VALUES (?, ?, 80, 24, NOW(6))", room.Presenter, forged); err != nil {
 		t.Fatal(err)
@@ -374,13 +369,8 @@ func TestAFrameReadBackCarriesColoursAndLinesOnly(t *testing.T) {
 // commands: the room never carries it out, removes it when a send needs
 // the ids, and says so in its log.
 func TestACommandIdAtTheEndOfTheRangeBlocksNothing(t *testing.T) {
-	env := labtest.Connect(t, labtest.MySQL)
 	ctx := context.Background()
-	rm, err := room.Open(ctx, env.Svc.MySQL, env.Svc.Config.MySQL, env.NS, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rm.Close()
+	rm := testRoom(t)
 	if err := rm.Send(ctx, room.Command{Kind: room.Say, Arg: "first"}); err != nil {
 		t.Fatal(err)
 	}
@@ -409,4 +399,16 @@ func TestACommandIdAtTheEndOfTheRangeBlocksNothing(t *testing.T) {
 	if !said {
 		t.Errorf("the room's log says nothing of the forged command: %+v", log)
 	}
+}
+
+// testRoom is a room of the test's own namespace, closed when it ends.
+func testRoom(t *testing.T) *room.Room {
+	t.Helper()
+	env := labtest.Connect(t, labtest.MySQL)
+	rm, err := room.Open(context.Background(), env.Svc.MySQL, env.Svc.Config.MySQL, env.NS, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(rm.Close)
+	return rm
 }
