@@ -122,16 +122,24 @@ func TestLabRoomResetEndsTheSessionCleansTheNamespaceAndForgetsTheProgress(t *te
 // startServe runs a real `lab serve` process in room name on a free port.
 func startServe(t *testing.T, name, state string) string {
 	t.Helper()
+	addr, _ := runServe(t, []string{"LAB_WORKSHOP_PASSWORD=pw-two", "XDG_STATE_HOME=" + state}, "--room", name, "--seats", "2")
+	return addr
+}
+
+// runServe runs `lab serve --listen ADDR args…` on a free port with env
+// added, killed when the test ends; its output is kept.
+func runServe(t *testing.T, env []string, args ...string) (string, *syncBuf) {
+	t.Helper()
 	addr := freePort(t)
-	serve := exec.Command(labBin(t), "serve", "--listen", addr, "--room", name, "--seats", "2")
-	serve.Env = append(os.Environ(), "LAB_WORKSHOP_PASSWORD=pw-two", "XDG_STATE_HOME="+state)
-	var out syncBuf
-	serve.Stdout, serve.Stderr = &out, &out
+	serve := exec.Command(labBin(t), append([]string{"serve", "--listen", addr}, args...)...)
+	serve.Env = append(os.Environ(), env...)
+	out := &syncBuf{}
+	serve.Stdout, serve.Stderr = out, out
 	if err := serve.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { serve.Process.Kill(); serve.Wait() })
-	return addr
+	return addr, out
 }
 
 // sshEnter logs in as user and presses enter once the screen is up.

@@ -31,18 +31,8 @@ func TestAVerdictGoesThroughARealSSHClientToTheRoom(t *testing.T) {
 	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", key).CombinedOutput(); err != nil {
 		t.Fatalf("ssh-keygen: %v\n%s", err, out)
 	}
-	addr, alice := freePort(t), env.Derived("al")
-	serve := exec.Command(labBin(t), "serve", "--listen", addr, "--room", env.NS, "--seats", "2", "--participant-keys", key+".pub")
-	serve.Env = append(os.Environ(), "XDG_STATE_HOME="+t.TempDir())
-	var serveOut syncBuf
-	serve.Stdout, serve.Stderr = &serveOut, &serveOut
-	if err := serve.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		serve.Process.Kill()
-		serve.Wait()
-	})
+	alice := env.Derived("al")
+	addr, serveOut := runServe(t, []string{"XDG_STATE_HOME=" + t.TempDir()}, "--room", env.NS, "--seats", "2", "--participant-keys", key+".pub")
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
 		if c, err := net.Dial("tcp", addr); err == nil {
 			c.Close()
