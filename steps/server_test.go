@@ -1,4 +1,4 @@
-package steps
+package steps_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	lab "github.com/rmlab/lab"
 	"github.com/rmlab/lab/services"
+	"github.com/rmlab/lab/steps"
 )
 
 func serverLesson(steps ...*lab.Step) *lab.Lesson {
@@ -17,21 +18,13 @@ func serverLesson(steps ...*lab.Step) *lab.Lesson {
 	return l
 }
 
-func step(kind, attrs, body string) *lab.Step {
-	s := &lab.Step{Kind: kind, Attrs: map[string]string{}, Body: body, File: "t.md", Line: 1}
-	for _, kv := range strings.Fields(attrs) {
-		k, v, _ := strings.Cut(kv, "=")
-		s.Attrs[k] = v
-	}
-	return s
-}
-
 // A server step is checked (a fact the lab reads, options on and off) and
 // is no branch of replay: the server the run meets takes its path, from
 // the run's start, over what a resumed lesson had saved.
 func TestAServerStepTakesTheServersPathAndIsNoReplayBranch(t *testing.T) {
+	server, _ := steps.Lookup("server")
 	good := step("server", "name=snap fact=snapshot-isolation", "off: the newest row\non: error 1020")
-	if err := (serverKind{}).Check(good); err != nil {
+	if err := server.Check(good); err != nil {
 		t.Fatalf("a good server step: %v", err)
 	}
 	for _, bad := range []*lab.Step{
@@ -40,23 +33,23 @@ func TestAServerStepTakesTheServersPathAndIsNoReplayBranch(t *testing.T) {
 		step("server", "name=snap fact=snapshot-isolation", "off: a"),
 		step("server", "fact=snapshot-isolation", "off: a\non: b"),
 	} {
-		if err := (serverKind{}).Check(bad); err == nil {
+		if err := server.Check(bad); err == nil {
 			t.Errorf("server step %v %q passed the check", bad.Attrs, bad.Body)
 		}
 	}
 	choice := step("choice", "name=winner", "commit: a\nrollback: b")
 	l := serverLesson(choice, good, step("sql", "when=snap:on", "SELECT 1"))
-	if n := len(Paths(l)); n != 2 {
+	if n := len(steps.Paths(l)); n != 2 {
 		t.Errorf("replay runs %d paths, want 2 (the choice's; the server decides its step)", n)
 	}
-	if _, ok := Choices(l)["snap"]; !ok {
+	if _, ok := steps.Choices(l)["snap"]; !ok {
 		t.Error("when=snap:on names no choice: the server step is not among Choices")
 	}
 	for _, on := range []bool{false, true} {
 		svc := &services.Services{}
 		svc.Info.SnapshotIsolation = on
 		want := map[bool]string{false: "off", true: "on"}[on]
-		r := NewRun(&Env{Svc: svc}, l, map[string]string{"winner": "commit", "snap": "elsewhere"})
+		r := steps.NewRun(&steps.Env{Svc: svc}, l, map[string]string{"winner": "commit", "snap": "elsewhere"})
 		if got := r.Choices["snap"]; got != want {
 			t.Errorf("snapshot isolation %t: the run took %q, want %q", on, got, want)
 		}
@@ -66,7 +59,7 @@ func TestAServerStepTakesTheServersPathAndIsNoReplayBranch(t *testing.T) {
 		if r.Applies(l.Steps()[2]) != on {
 			t.Errorf("snapshot isolation %t: the when=snap:on step applies %t", on, !on)
 		}
-		res := (serverKind{}).Run(context.Background(), r, good)
+		res := server.Run(context.Background(), r, good)
 		if !res.Passed || !strings.Contains(res.Observed, "snap → "+want) {
 			t.Errorf("the step shows %+v", res)
 		}
