@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rmlab/lab/secret"
+	"github.com/rmlab/lab/internal/secret"
 )
 
 // Part groups lessons the way the article does.

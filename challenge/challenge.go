@@ -22,7 +22,7 @@ import (
 	"time"
 
 	lab "github.com/rmlab/lab"
-	"github.com/rmlab/lab/chaos"
+	"github.com/rmlab/lab/internal/chaos"
 )
 
 //go:embed en/*.md zh/*.md CONTRACT.md CONTRACT.zh.md

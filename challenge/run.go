@@ -7,9 +7,9 @@ import (
 	"time"
 
 	lab "github.com/rmlab/lab"
-	"github.com/rmlab/lab/chaos"
-	"github.com/rmlab/lab/services"
-	"github.com/rmlab/lab/worker"
+	"github.com/rmlab/lab/internal/chaos"
+	"github.com/rmlab/lab/internal/services"
+	"github.com/rmlab/lab/internal/worker"
 )
 
 // Options are one run's settings on top of the challenge's.

@@ -17,10 +17,10 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/rmlab/lab/challenge"
-	"github.com/rmlab/lab/chaos"
+	"github.com/rmlab/lab/internal/chaos"
 	"github.com/rmlab/lab/internal/labtest"
-	"github.com/rmlab/lab/progress"
-	"github.com/rmlab/lab/room"
+	"github.com/rmlab/lab/internal/progress"
+	"github.com/rmlab/lab/internal/room"
 )
 
 func TestMain(m *testing.M) {

@@ -5,8 +5,8 @@ import (
 	"strings"
 
 	lab "github.com/rmlab/lab"
-	"github.com/rmlab/lab/broker"
-	"github.com/rmlab/lab/programs"
+	"github.com/rmlab/lab/internal/broker"
+	"github.com/rmlab/lab/internal/programs"
 	"github.com/rmlab/lab/steps"
 )
 

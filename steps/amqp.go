@@ -17,10 +17,10 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 	lab "github.com/rmlab/lab"
-	"github.com/rmlab/lab/amqpproxy"
-	"github.com/rmlab/lab/broker"
-	"github.com/rmlab/lab/secret"
-	"github.com/rmlab/lab/services"
+	"github.com/rmlab/lab/internal/amqpproxy"
+	"github.com/rmlab/lab/internal/broker"
+	"github.com/rmlab/lab/internal/secret"
+	"github.com/rmlab/lab/internal/services"
 )
 
 // proxyVar is ${proxy}: where the fault proxy listens.

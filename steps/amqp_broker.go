@@ -8,9 +8,9 @@ import (
 	"time"
 
 	lab "github.com/rmlab/lab"
-	"github.com/rmlab/lab/amqpproxy"
-	"github.com/rmlab/lab/broker"
-	"github.com/rmlab/lab/node"
+	"github.com/rmlab/lab/internal/amqpproxy"
+	"github.com/rmlab/lab/internal/broker"
+	"github.com/rmlab/lab/internal/node"
 )
 
 // queuesKind shows queues as the broker reports them now, one article name

@@ -12,7 +12,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 	lab "github.com/rmlab/lab"
-	"github.com/rmlab/lab/broker"
+	"github.com/rmlab/lab/internal/broker"
 	"github.com/rmlab/lab/internal/plain"
 )
 

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	lab "github.com/rmlab/lab"
-	"github.com/rmlab/lab/broker"
+	"github.com/rmlab/lab/internal/broker"
 )
 
 func init() {

@@ -10,7 +10,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 	lab "github.com/rmlab/lab"
-	"github.com/rmlab/lab/broker"
+	"github.com/rmlab/lab/internal/broker"
 )
 
 // declareKind declares exchanges, queues and bindings, one per line, with

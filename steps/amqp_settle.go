@@ -11,7 +11,7 @@ import (
 	"time"
 
 	lab "github.com/rmlab/lab"
-	"github.com/rmlab/lab/broker"
+	"github.com/rmlab/lab/internal/broker"
 )
 
 // ackKind settles deliveries on a named channel: basic.ack, basic.nack or

@@ -8,8 +8,8 @@ import (
 	"sync"
 
 	lab "github.com/rmlab/lab"
-	"github.com/rmlab/lab/dbnode"
-	"github.com/rmlab/lab/services"
+	"github.com/rmlab/lab/internal/dbnode"
+	"github.com/rmlab/lab/internal/services"
 )
 
 // ownMySQL is the lab's own MySQL-compatible server with a row-based

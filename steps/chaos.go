@@ -9,7 +9,7 @@ import (
 	"time"
 
 	lab "github.com/rmlab/lab"
-	"github.com/rmlab/lab/chaos"
+	"github.com/rmlab/lab/internal/chaos"
 )
 
 func init() {

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	lab "github.com/rmlab/lab"
-	"github.com/rmlab/lab/provider"
+	"github.com/rmlab/lab/internal/programs/provider"
 )
 
 func init() {

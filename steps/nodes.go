@@ -10,9 +10,9 @@ import (
 	"time"
 
 	lab "github.com/rmlab/lab"
-	"github.com/rmlab/lab/broker"
-	"github.com/rmlab/lab/node"
-	"github.com/rmlab/lab/secret"
+	"github.com/rmlab/lab/internal/broker"
+	"github.com/rmlab/lab/internal/node"
+	"github.com/rmlab/lab/internal/secret"
 )
 
 // nodesKind starts and breaks RabbitMQ nodes the lab owns (package node):

@@ -10,7 +10,7 @@ import (
 
 	lab "github.com/rmlab/lab"
 	"github.com/rmlab/lab/internal/labtest"
-	"github.com/rmlab/lab/node"
+	"github.com/rmlab/lab/internal/node"
 	"github.com/rmlab/lab/steps"
 )
 

@@ -7,7 +7,7 @@ import (
 	"sync"
 
 	lab "github.com/rmlab/lab"
-	"github.com/rmlab/lab/services"
+	"github.com/rmlab/lab/internal/services"
 	labsql "github.com/rmlab/lab/sql"
 )
 

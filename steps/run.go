@@ -19,10 +19,10 @@ import (
 	"time"
 
 	lab "github.com/rmlab/lab"
-	"github.com/rmlab/lab/chaos"
-	"github.com/rmlab/lab/node"
-	"github.com/rmlab/lab/services"
-	"github.com/rmlab/lab/worker"
+	"github.com/rmlab/lab/internal/chaos"
+	"github.com/rmlab/lab/internal/node"
+	"github.com/rmlab/lab/internal/services"
+	"github.com/rmlab/lab/internal/worker"
 )
 
 // Kind is one step kind.

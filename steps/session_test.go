@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rmlab/lab/services"
+	"github.com/rmlab/lab/internal/services"
 	"github.com/rmlab/lab/steps"
 )
 

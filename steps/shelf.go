@@ -9,8 +9,8 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	lab "github.com/rmlab/lab"
-	"github.com/rmlab/lab/broker"
-	"github.com/rmlab/lab/node"
+	"github.com/rmlab/lab/internal/broker"
+	"github.com/rmlab/lab/internal/node"
 )
 
 // NodeShelf keeps a run's lab-owned nodes when the run ends, for the next

@@ -7,7 +7,7 @@ import (
 
 	lab "github.com/rmlab/lab"
 	"github.com/rmlab/lab/internal/labtest"
-	"github.com/rmlab/lab/services"
+	"github.com/rmlab/lab/internal/services"
 	"github.com/rmlab/lab/steps"
 )
 

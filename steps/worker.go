@@ -9,9 +9,9 @@ import (
 	"time"
 
 	lab "github.com/rmlab/lab"
-	"github.com/rmlab/lab/programs"
-	"github.com/rmlab/lab/provider"
-	"github.com/rmlab/lab/worker"
+	"github.com/rmlab/lab/internal/programs"
+	"github.com/rmlab/lab/internal/programs/provider"
+	"github.com/rmlab/lab/internal/worker"
 )
 
 // spawnKind starts a worker: a separate `lab worker PROGRAM` process.

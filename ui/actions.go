@@ -7,8 +7,8 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	lab "github.com/rmlab/lab"
-	"github.com/rmlab/lab/progress"
-	"github.com/rmlab/lab/worker"
+	"github.com/rmlab/lab/internal/progress"
+	"github.com/rmlab/lab/internal/worker"
 )
 
 // The learner's actions beyond running steps (reset, language, workers)

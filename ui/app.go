@@ -14,8 +14,8 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	lab "github.com/rmlab/lab"
 	"github.com/rmlab/lab/challenge"
+	"github.com/rmlab/lab/internal/progress"
 	"github.com/rmlab/lab/labs"
-	"github.com/rmlab/lab/progress"
 	"github.com/rmlab/lab/steps"
 )
 

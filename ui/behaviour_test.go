@@ -12,10 +12,10 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/internal/progress"
+	"github.com/rmlab/lab/internal/worker"
 	"github.com/rmlab/lab/labs"
-	"github.com/rmlab/lab/progress"
 	"github.com/rmlab/lab/steps"
-	"github.com/rmlab/lab/worker"
 )
 
 func idle(a *App) bool { return a.sess != nil && !a.sess.running }

@@ -14,8 +14,8 @@ import (
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 	lab "github.com/rmlab/lab"
-	"github.com/rmlab/lab/progress"
-	"github.com/rmlab/lab/worker"
+	"github.com/rmlab/lab/internal/progress"
+	"github.com/rmlab/lab/internal/worker"
 )
 
 // fullTables is two tables of n rows each.

@@ -8,7 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/guptarohit/asciigraph"
 	lab "github.com/rmlab/lab"
-	"github.com/rmlab/lab/chaos"
+	"github.com/rmlab/lab/internal/chaos"
 	"github.com/rmlab/lab/steps"
 )
 

@@ -5,7 +5,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	lab "github.com/rmlab/lab"
-	"github.com/rmlab/lab/progress"
+	"github.com/rmlab/lab/internal/progress"
 	"github.com/rmlab/lab/steps"
 )
 

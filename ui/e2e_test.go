@@ -13,7 +13,7 @@ import (
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 	"github.com/rmlab/lab/internal/labtest"
-	"github.com/rmlab/lab/progress"
+	"github.com/rmlab/lab/internal/progress"
 	"github.com/rmlab/lab/steps"
 )
 

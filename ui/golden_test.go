@@ -9,9 +9,9 @@ import (
 
 	"charm.land/lipgloss/v2"
 	lab "github.com/rmlab/lab"
-	"github.com/rmlab/lab/chaos"
+	"github.com/rmlab/lab/internal/chaos"
+	"github.com/rmlab/lab/internal/worker"
 	"github.com/rmlab/lab/steps"
-	"github.com/rmlab/lab/worker"
 )
 
 // fakeEnv has a queue reader so the queue panel shows figures; no test

@@ -13,7 +13,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
-	"github.com/rmlab/lab/progress"
+	"github.com/rmlab/lab/internal/progress"
 	"github.com/rmlab/lab/steps"
 )
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rmlab/lab/progress"
+	"github.com/rmlab/lab/internal/progress"
 	"github.com/rmlab/lab/steps"
 )
 

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/internal/progress"
 	"github.com/rmlab/lab/labs"
-	"github.com/rmlab/lab/progress"
 	"github.com/rmlab/lab/steps"
 )
 

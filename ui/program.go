@@ -11,7 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/anmitsu/go-shlex"
 
-	"github.com/rmlab/lab/progress"
+	"github.com/rmlab/lab/internal/progress"
 )
 
 // programs keeps the learner's challenge programs for the challenge step

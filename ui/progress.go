@@ -8,7 +8,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/rmlab/lab/progress"
+	"github.com/rmlab/lab/internal/progress"
 )
 
 // progressSavedMsg reports a save; only errors are shown.

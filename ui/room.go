@@ -11,8 +11,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/internal/room"
 	"github.com/rmlab/lab/labs"
-	"github.com/rmlab/lab/room"
 )
 
 // RoomView is the instructor's screen (`ssh instructor@HOST` on a `lab

@@ -9,8 +9,8 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/rmlab/lab/internal/room"
 	"github.com/rmlab/lab/labs"
-	"github.com/rmlab/lab/room"
 )
 
 // routePresent routes a message while a lesson is presented: the room's

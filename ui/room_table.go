@@ -8,7 +8,7 @@ import (
 
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
-	"github.com/rmlab/lab/room"
+	"github.com/rmlab/lab/internal/room"
 )
 
 // The room's table, drawn: the header, a row per participant (the why

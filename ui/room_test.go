@@ -14,11 +14,11 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/internal/progress"
+	"github.com/rmlab/lab/internal/room"
+	"github.com/rmlab/lab/internal/worker"
 	"github.com/rmlab/lab/labs"
-	"github.com/rmlab/lab/progress"
-	"github.com/rmlab/lab/room"
 	"github.com/rmlab/lab/steps"
-	"github.com/rmlab/lab/worker"
 )
 
 // fortyInARoom is a room of forty, the first three failing or stuck.

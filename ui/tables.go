@@ -11,7 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	gomysql "github.com/go-sql-driver/mysql"
 	lab "github.com/rmlab/lab"
-	"github.com/rmlab/lab/services"
+	"github.com/rmlab/lab/internal/services"
 	"github.com/rmlab/lab/steps"
 )
 

@@ -2,8 +2,8 @@ package ui
 
 import (
 	lab "github.com/rmlab/lab"
-	"github.com/rmlab/lab/broker"
-	"github.com/rmlab/lab/worker"
+	"github.com/rmlab/lab/internal/broker"
+	"github.com/rmlab/lab/internal/worker"
 )
 
 // text is every word the screen itself shows, as opposed to the lessons'

@@ -17,7 +17,7 @@ import (
 	"errors"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/rmlab/lab/progress"
+	"github.com/rmlab/lab/internal/progress"
 	"github.com/rmlab/lab/steps"
 )
 

@@ -14,10 +14,10 @@ import (
 	"time"
 
 	lab "github.com/rmlab/lab"
-	"github.com/rmlab/lab/broker"
+	"github.com/rmlab/lab/internal/broker"
 	"github.com/rmlab/lab/internal/labtest"
+	"github.com/rmlab/lab/internal/progress"
 	"github.com/rmlab/lab/labs"
-	"github.com/rmlab/lab/progress"
 	"github.com/rmlab/lab/steps"
 
 	tea "charm.land/bubbletea/v2"

@@ -9,8 +9,8 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/rmlab/lab/internal/labtest"
-	"github.com/rmlab/lab/progress"
-	"github.com/rmlab/lab/worker"
+	"github.com/rmlab/lab/internal/progress"
+	"github.com/rmlab/lab/internal/worker"
 )
 
 // labBinary is cmd/lab, built once per test process: workers are `lab

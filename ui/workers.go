@@ -7,8 +7,8 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/rmlab/lab/internal/worker"
 	"github.com/rmlab/lab/steps"
-	"github.com/rmlab/lab/worker"
 )
 
 type workersTickMsg struct{ gen int }

@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/rmlab/lab/programs"
+	"github.com/rmlab/lab/internal/programs"
 )
 
 func main() {

@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rmlab/lab/bench"
+	"github.com/rmlab/lab/internal/bench"
 )
 
 const benchUsage = `usage: lab bench relay --events N --workers W [--batch B] [--no-skip-locked] [--no-pipeline]

@@ -17,10 +17,10 @@ import (
 	"time"
 
 	"github.com/rmlab/lab/challenge"
-	"github.com/rmlab/lab/chaos"
-	"github.com/rmlab/lab/progress"
-	"github.com/rmlab/lab/room"
-	"github.com/rmlab/lab/services"
+	"github.com/rmlab/lab/internal/chaos"
+	"github.com/rmlab/lab/internal/progress"
+	"github.com/rmlab/lab/internal/room"
+	"github.com/rmlab/lab/internal/services"
 )
 
 const challengeUsage = `usage: lab challenge list

@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rmlab/lab/chaos"
+	"github.com/rmlab/lab/internal/chaos"
 	"github.com/rmlab/lab/internal/plain"
 )
 

@@ -7,11 +7,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rmlab/lab/cleaner"
-	"github.com/rmlab/lab/containers"
-	"github.com/rmlab/lab/dbnode"
-	"github.com/rmlab/lab/node"
-	"github.com/rmlab/lab/services"
+	"github.com/rmlab/lab/internal/cleaner"
+	"github.com/rmlab/lab/internal/containers"
+	"github.com/rmlab/lab/internal/dbnode"
+	"github.com/rmlab/lab/internal/node"
+	"github.com/rmlab/lab/internal/services"
 )
 
 // cmdClean removes what the lab created in one namespace, for an instructor

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rmlab/lab/containers"
+	"github.com/rmlab/lab/internal/containers"
 )
 
 // engine is the Docker engine DOCKER_HOST names. Without one the container

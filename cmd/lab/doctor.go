@@ -10,9 +10,9 @@ import (
 	"strings"
 
 	lab "github.com/rmlab/lab"
-	"github.com/rmlab/lab/secret"
-	"github.com/rmlab/lab/services"
-	"github.com/rmlab/lab/worker"
+	"github.com/rmlab/lab/internal/secret"
+	"github.com/rmlab/lab/internal/services"
+	"github.com/rmlab/lab/internal/worker"
 )
 
 // cmdDoctor reports versions and capabilities, and which lessons a missing

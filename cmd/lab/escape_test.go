@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/rmlab/lab/internal/labtest"
-	"github.com/rmlab/lab/room"
+	"github.com/rmlab/lab/internal/room"
 )
 
 // hostile is one of each escape family a terminal acts on (OSC 8, 52 and

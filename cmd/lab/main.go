@@ -18,17 +18,17 @@ import (
 	"time"
 
 	lab "github.com/rmlab/lab"
-	"github.com/rmlab/lab/broker"
 	"github.com/rmlab/lab/challenge"
+	"github.com/rmlab/lab/internal/broker"
 	"github.com/rmlab/lab/internal/plain"
+	"github.com/rmlab/lab/internal/programs"
+	"github.com/rmlab/lab/internal/progress"
+	"github.com/rmlab/lab/internal/secret"
+	"github.com/rmlab/lab/internal/services"
+	"github.com/rmlab/lab/internal/worker"
 	"github.com/rmlab/lab/labs"
-	"github.com/rmlab/lab/programs"
-	"github.com/rmlab/lab/progress"
-	"github.com/rmlab/lab/secret"
-	"github.com/rmlab/lab/services"
 	"github.com/rmlab/lab/steps"
 	"github.com/rmlab/lab/ui"
-	"github.com/rmlab/lab/worker"
 )
 
 const usage = `lab — the reliable-messaging lab

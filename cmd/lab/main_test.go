@@ -16,9 +16,9 @@ import (
 
 	gomysql "github.com/go-sql-driver/mysql"
 
-	"github.com/rmlab/lab/cleaner"
+	"github.com/rmlab/lab/internal/cleaner"
 	"github.com/rmlab/lab/internal/labtest"
-	"github.com/rmlab/lab/services"
+	"github.com/rmlab/lab/internal/services"
 )
 
 // bothLedgers ends a test lesson the way every lesson that runs must end:

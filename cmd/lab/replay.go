@@ -12,14 +12,14 @@ import (
 	"time"
 
 	lab "github.com/rmlab/lab"
-	"github.com/rmlab/lab/broker"
-	"github.com/rmlab/lab/cleaner"
+	"github.com/rmlab/lab/internal/broker"
+	"github.com/rmlab/lab/internal/cleaner"
+	"github.com/rmlab/lab/internal/mutation"
+	"github.com/rmlab/lab/internal/replay"
+	"github.com/rmlab/lab/internal/services"
+	"github.com/rmlab/lab/internal/workshop"
 	"github.com/rmlab/lab/labs"
-	"github.com/rmlab/lab/mutation"
-	"github.com/rmlab/lab/replay"
-	"github.com/rmlab/lab/services"
 	"github.com/rmlab/lab/steps"
-	"github.com/rmlab/lab/workshop"
 )
 
 type replayFlags struct {

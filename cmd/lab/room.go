@@ -9,11 +9,11 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/rmlab/lab/cleaner"
+	"github.com/rmlab/lab/internal/cleaner"
 	"github.com/rmlab/lab/internal/plain"
+	"github.com/rmlab/lab/internal/room"
+	"github.com/rmlab/lab/internal/services"
 	"github.com/rmlab/lab/labs"
-	"github.com/rmlab/lab/room"
-	"github.com/rmlab/lab/services"
 )
 
 // roomFlags are what the instructor asks of the room.

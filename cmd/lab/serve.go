@@ -14,9 +14,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rmlab/lab/progress"
-	"github.com/rmlab/lab/room"
-	"github.com/rmlab/lab/workshop"
+	"github.com/rmlab/lab/internal/progress"
+	"github.com/rmlab/lab/internal/room"
+	"github.com/rmlab/lab/internal/workshop"
 )
 
 const serveUsage = `usage: lab serve [--listen ADDR] [--host-key FILE] [--seats N] [--password-file FILE | --password-env VAR]

@@ -15,7 +15,7 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/rmlab/lab/internal/labtest"
-	"github.com/rmlab/lab/services"
+	"github.com/rmlab/lab/internal/services"
 )
 
 type syncBuf struct {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/rmlab/lab/internal/labtest"
-	"github.com/rmlab/lab/services"
+	"github.com/rmlab/lab/internal/services"
 )
 
 // workerPIDs lists live `lab worker` processes named name that a lab

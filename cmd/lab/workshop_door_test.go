@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rmlab/lab/chaos"
+	"github.com/rmlab/lab/internal/chaos"
 	"github.com/rmlab/lab/internal/labtest"
-	"github.com/rmlab/lab/room"
+	"github.com/rmlab/lab/internal/room"
 )
 
 // A participant's verdict from their own machine reaches the room the way

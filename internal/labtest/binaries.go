@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/rmlab/lab/worker"
+	"github.com/rmlab/lab/internal/worker"
 )
 
 // binaries are the lab's two commands, built from this checkout at most

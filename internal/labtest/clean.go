@@ -15,9 +15,9 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/rmlab/lab/broker"
-	"github.com/rmlab/lab/cleaner"
-	"github.com/rmlab/lab/services"
+	"github.com/rmlab/lab/internal/broker"
+	"github.com/rmlab/lab/internal/cleaner"
+	"github.com/rmlab/lab/internal/services"
 )
 
 // What the harness removes, for a namespace ns (a test's, or a process's

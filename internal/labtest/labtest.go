@@ -34,8 +34,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rmlab/lab/cleaner"
-	"github.com/rmlab/lab/services"
+	"github.com/rmlab/lab/internal/cleaner"
+	"github.com/rmlab/lab/internal/services"
 	"github.com/rmlab/lab/steps"
 )
 

@@ -20,9 +20,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rmlab/lab/broker"
-	"github.com/rmlab/lab/room"
-	"github.com/rmlab/lab/services"
+	"github.com/rmlab/lab/internal/broker"
+	"github.com/rmlab/lab/internal/room"
+	"github.com/rmlab/lab/internal/services"
 )
 
 func TestMain(m *testing.M) { Main(m) }

@@ -8,8 +8,8 @@ import (
 	gomysql "github.com/go-sql-driver/mysql"
 
 	lab "github.com/rmlab/lab"
-	"github.com/rmlab/lab/secret"
-	"github.com/rmlab/lab/services"
+	"github.com/rmlab/lab/internal/secret"
+	"github.com/rmlab/lab/internal/services"
 )
 
 // Service is one of the three servers a test can need.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/rmlab/lab/services"
+	"github.com/rmlab/lab/internal/services"
 )
 
 // A test's namespace is

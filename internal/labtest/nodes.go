@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/rmlab/lab/node"
+	"github.com/rmlab/lab/internal/node"
 )
 
 // NodesDir gives the test a folder of its own for RabbitMQ nodes of the

@@ -1,0 +1,48 @@
+package dbnode_test
+
+import (
+	"context"
+	"database/sql"
+	"os"
+	"testing"
+	"time"
+
+	_ "github.com/go-sql-driver/mysql"
+
+	"github.com/rmlab/lab/internal/dbnode"
+)
+
+func TestALabOwnedServerWritesARowBasedBinaryLogAndLeavesNothingBehind(t *testing.T) {
+	if _, err := dbnode.Server(); err != nil {
+		if os.Getenv("LAB_REQUIRE_OWN_MYSQL") != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	t.Setenv("LAB_MYSQL_NODES_DIR", t.TempDir())
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	n, err := dbnode.Start(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s %s on %s in %s", n.Flavor, n.Version, n.Addr(), n.Took)
+	db, err := sql.Open("mysql", n.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logBin, format string
+	if err := db.QueryRowContext(ctx, "SELECT @@log_bin, @@binlog_format").Scan(&logBin, &format); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if logBin != "1" || format != "ROW" {
+		t.Errorf("log_bin %s, binlog_format %s: want 1 and ROW", logBin, format)
+	}
+	if err := n.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if es, _ := os.ReadDir(os.Getenv("LAB_MYSQL_NODES_DIR")); len(es) != 0 {
+		t.Errorf("left behind: %v", es)
+	}
+}

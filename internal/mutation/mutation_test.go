@@ -1,0 +1,141 @@
+package mutation_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/internal/broker"
+	"github.com/rmlab/lab/internal/labtest"
+	"github.com/rmlab/lab/internal/mutation"
+	"github.com/rmlab/lab/internal/replay"
+	"github.com/rmlab/lab/labs"
+	"github.com/rmlab/lab/steps"
+)
+
+func TestMain(m *testing.M) { labtest.Main(m) }
+
+// run replays lessons side by side, each in a lane of the test's namespace,
+// and returns their reports in order.
+func run(t *testing.T, lessons []*lab.Lesson) []replay.LessonReport {
+	t.Helper()
+	env := labtest.Of(t)
+	bin := labtest.Lab(t)
+	base := &steps.Env{Svc: env.Svc, Binary: bin, Replay: true, Queues: broker.QueueReader(env.Svc)}
+	rep := replay.Run(context.Background(), base, lessons, replay.Options{StepTimeout: time.Minute, Caps: env.Svc.Info.Caps(), Parallel: 4,
+		Lane: func(i int) *steps.Env {
+			ls := env.Lane(i)
+			return &steps.Env{Svc: ls, Binary: bin, Replay: true, Queues: broker.QueueReader(ls)}
+		}})
+	if len(rep.Lessons) != len(lessons) {
+		t.Fatalf("%d reports for %d lessons", len(rep.Lessons), len(lessons))
+	}
+	return rep.Lessons
+}
+
+// Every verb has a case that must pass (the fixture replays green) and a
+// case that must fail (its mutant fails at the line changed), on a step
+// that fills what the verb reads; so do ledgers, error= codes and exit
+// codes. (Verbs on a step that does not fill them, and misspelt names,
+// are steps' and labs' tests.)
+func TestEveryVerbHoldsOnTheFixtureAndFailsOnItsMutant(t *testing.T) {
+	l, err := labs.LoadFile("testdata/every-verb.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := mutation.Of(l)
+	covered := map[string]bool{}
+	for _, m := range ms {
+		verb, _, _ := strings.Cut(strings.TrimPrefix(m.From, "not "), " ")
+		covered[verb] = true
+	}
+	for _, v := range steps.VerbNames() {
+		if !covered[v] && v != "unavailable" {
+			t.Errorf("no mutant of verb %s: add it to the fixture", v)
+		}
+	}
+	for _, site := range []string{"expect=duplicated", "error=1062", "exit=1"} {
+		if !covered[site] {
+			t.Errorf("no mutant of %s", site)
+		}
+	}
+	lessons := []*lab.Lesson{l}
+	for _, m := range ms {
+		lessons = append(lessons, m.Lesson)
+	}
+	reps := run(t, lessons)
+	if !reps[0].Passed {
+		t.Fatalf("the fixture itself fails: %s", reps[0].Why)
+	}
+	for i, m := range ms {
+		if v, why := m.Judge(reps[i+1]); v != mutation.Killed {
+			t.Errorf("%s %s: %s", v, m, why)
+		}
+	}
+}
+
+// The judge tells a mutant that passed (the check holds whatever
+// happened) and one that failed before its change (the lesson broke) from
+// one killed where it was changed.
+func TestTheJudgeKillsOnlyAFailureAtTheChangedStep(t *testing.T) {
+	m := mutation.Mutant{ID: "x", Step: 20, Line: 21, From: "value 1", To: "value 2"}
+	for _, c := range []struct {
+		lr   replay.LessonReport
+		want mutation.Verdict
+	}{
+		{replay.LessonReport{Passed: true}, mutation.Survived},
+		{replay.LessonReport{Steps: []lab.Result{{Line: 10, Passed: true}, {Line: 20, Why: "value is 1"}}}, mutation.Killed},
+		{replay.LessonReport{Steps: []lab.Result{{Line: 10, Why: "no server"}}, Why: "no server"}, mutation.Broken},
+		{replay.LessonReport{Skipped: true, Why: "needs broker-control"}, mutation.Broken},
+	} {
+		if got, why := m.Judge(c.lr); got != c.want {
+			t.Errorf("%+v: %s (%s), want %s", c.lr, got, why, c.want)
+		}
+	}
+}
+
+// Each expectation line's mutant cannot hold where the original held.
+func TestALinesMutantChangesItsExpectedValue(t *testing.T) {
+	for from, to := range map[string]string{
+		"value 10": "value 11", "row 7 | NEW": "row 7 | NEW-mutant", "confirm ack": "confirm nack",
+		"not contains x": "contains x", "ok": "not ok", "ready orders 2": "ready orders 3",
+		"elapsed >= 1s": "elapsed < 1s", "redelivered true": "redelivered false", "tags 1 2": "tags 1 2 99",
+		"fact verdict pass": "fact verdict pass-mutant", "header x-delivery-count 1": "header x-delivery-count 2",
+	} {
+		if got, ok := mutation.Line(from); !ok || got != to {
+			t.Errorf("%q → %q (%v), want %q", from, got, ok, to)
+		}
+	}
+}
+
+// A sample is drawn per lesson, the same for the same seed, and a mutant
+// keeps only the path on which its step runs.
+func TestASampleIsPerLessonAndRepeatsWithItsSeed(t *testing.T) {
+	ls, err := labs.Builtin("en")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []mutation.Mutant
+	for _, l := range ls {
+		all = append(all, mutation.Of(l)...)
+	}
+	a, b := mutation.Sample(all, 2, 7), mutation.Sample(all, 2, 7)
+	if !slices.EqualFunc(a, b, func(x, y mutation.Mutant) bool { return x.String() == y.String() }) {
+		t.Fatal("the same seed drew different mutants")
+	}
+	per := map[string]int{}
+	for _, m := range a {
+		per[m.ID]++
+		if len(steps.Paths(m.Lesson)) != 1 {
+			t.Errorf("%s keeps %d paths", m, len(steps.Paths(m.Lesson)))
+		}
+	}
+	for _, l := range ls {
+		if n := per[l.ID]; n > 2 || n == 0 && !l.ExplainOnly {
+			t.Errorf("%s: %d mutants in the sample", l.ID, n)
+		}
+	}
+}

@@ -1,0 +1,200 @@
+package services
+
+// The one seam to Docker: when a service is unreachable and a Docker engine
+// answers, start it with testcontainers-go. Machines without an engine (CI
+// here) never enter this file's slow paths: dockerAnswers fails in
+// milliseconds when there is no socket.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+	"strings"
+	"time"
+
+	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/internal/containers"
+	"github.com/testcontainers/testcontainers-go"
+	tclog "github.com/testcontainers/testcontainers-go/log"
+	tcmysql "github.com/testcontainers/testcontainers-go/modules/mysql"
+	tcredis "github.com/testcontainers/testcontainers-go/modules/redis"
+	"github.com/testcontainers/testcontainers-go/wait"
+)
+
+// Images the lab starts: the versions docker-compose.yml pins too.
+const (
+	MySQLImage  = "mysql:8.4"
+	RabbitImage = "rabbitmq:4-management"
+	RedisImage  = "redis:7"
+)
+
+// StartLimit bounds starting the three containers (a first MySQL start
+// initializes its data directory).
+const StartLimit = 3 * time.Minute
+
+// dockerAnswers pings the engine DOCKER_HOST names (or the default socket).
+func dockerAnswers(ctx context.Context) bool {
+	e, ok := containers.FromEnv()
+	return !ok || e.Answers(ctx) // a TCP engine: let testcontainers try it
+}
+
+// noReaper switches testcontainers' reaper (Ryuk) off unless the user set
+// it: the lab removes its own containers (Close, signals, and the sweep of
+// what a killed lab left), and Ryuk's image cannot be pulled everywhere.
+func noReaper() {
+	if _, set := os.LookupEnv("TESTCONTAINERS_RYUK_DISABLED"); !set {
+		os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
+	}
+	// Its log (a line per container step, with emoji) would land on the
+	// screen: the lab says what it started itself.
+	tclog.SetDefault(tclog.NewNoopLogger())
+}
+
+// sweep removes containers a lab that died left (SIGKILL), before this
+// one starts its own.
+func (s *Services) sweep(ctx context.Context) {
+	e, ok := containers.FromEnv()
+	if !ok {
+		return
+	}
+	var out strings.Builder
+	if n, err := e.Sweep(ctx, &out); err == nil && n > 0 {
+		s.Info.Swept = append(s.Info.Swept, strings.Split(strings.TrimSpace(out.String()), "\n")...)
+	}
+}
+
+// startContainers starts a container for each service that failed and
+// returns the errors that remain.
+func (s *Services) startContainers(ctx context.Context, errs []error) []error {
+	noReaper()
+	s.sweep(ctx)
+	ctx, cancel := context.WithTimeout(ctx, StartLimit)
+	defer cancel()
+	var left []error
+	for _, err := range errs {
+		var slot *error
+		var start func(context.Context) error
+		var image string
+		switch {
+		case err == s.Info.MySQLErr:
+			slot, start, image = &s.Info.MySQLErr, s.startMySQL, MySQLImage
+		case err == s.Info.AMQPErr:
+			slot, start, image = &s.Info.AMQPErr, s.startRabbit, RabbitImage
+		case err == s.Info.RedisErr:
+			slot, start, image = &s.Info.RedisErr, s.startRedis, RedisImage
+		default:
+			left = append(left, err)
+			continue
+		}
+		if failed := start(ctx); failed != nil {
+			// Said where the service's own error was (lab doctor reads it
+			// there): the probe's error, then why no container took over.
+			e := &lab.Error{What: "a Docker engine answered but starting the container " + image + " failed", Err: failed,
+				Fix: "start the service yourself, or run `docker compose up -d mysql rabbitmq redis`"}
+			*slot = errors.Join(err, e)
+			left = append(left, *slot)
+		}
+	}
+	return left
+}
+
+func (s *Services) startMySQL(ctx context.Context) error {
+	start := time.Now()
+	c, err := tcmysql.Run(ctx, MySQLImage, tcmysql.WithPassword("lab"), tcmysql.WithUsername("root"), tcmysql.WithDatabase("mysql"),
+		testcontainers.WithLabels(containers.Owner("mysql")))
+	if c != nil {
+		s.containers = append(s.containers, func() { _ = testcontainers.TerminateContainer(c) })
+	}
+	if err != nil {
+		return withLog(err, c)
+	}
+	dsn, err := c.ConnectionString(ctx)
+	if err != nil {
+		return err
+	}
+	s.Config.MySQL = strings.TrimSuffix(dsn, "mysql") // no default database
+	s.Config.from["mysql"] = "a container the lab started"
+	s.Info.MySQLErr = nil
+	ep, _ := c.Endpoint(ctx, "")
+	s.Info.Started = append(s.Info.Started, started("MySQL", MySQLImage, ep, start))
+	return s.connectMySQL(ctx)
+}
+
+func (s *Services) startRabbit(ctx context.Context) error {
+	// The generic container: the rabbitmq module lags the core library.
+	start := time.Now()
+	c, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{
+		ContainerRequest: testcontainers.ContainerRequest{
+			Image:        RabbitImage,
+			ExposedPorts: []string{"5672/tcp", "15672/tcp"},
+			Labels:       containers.Owner("rabbitmq"),
+			WaitingFor:   wait.ForLog("Server startup complete").WithStartupTimeout(2 * time.Minute),
+		},
+		Started: true,
+	})
+	if c != nil {
+		s.containers = append(s.containers, func() { _ = testcontainers.TerminateContainer(c) })
+	}
+	if err != nil {
+		return withLog(err, c)
+	}
+	ep, err := c.PortEndpoint(ctx, "5672/tcp", "")
+	if err != nil {
+		return err
+	}
+	s.Config.AMQP = "amqp://guest:guest@" + ep + "/"
+	if m, err := c.PortEndpoint(ctx, "15672/tcp", "http"); err == nil {
+		s.Config.Management = m + "/"
+	}
+	s.Config.from["amqp"] = "a container the lab started"
+	s.Info.AMQPErr = nil
+	s.Info.Started = append(s.Info.Started, started("RabbitMQ", RabbitImage, ep, start))
+	return s.probeAMQP(ctx)
+}
+
+func (s *Services) startRedis(ctx context.Context) error {
+	start := time.Now()
+	c, err := tcredis.Run(ctx, RedisImage, testcontainers.WithLabels(containers.Owner("redis")))
+	if c != nil {
+		s.containers = append(s.containers, func() { _ = testcontainers.TerminateContainer(c) })
+	}
+	if err != nil {
+		return withLog(err, c)
+	}
+	u, err := c.ConnectionString(ctx)
+	if err != nil {
+		return err
+	}
+	s.Config.Redis = strings.TrimPrefix(u, "redis://")
+	s.Config.from["redis"] = "a container the lab started"
+	s.Info.RedisErr = nil
+	s.Info.Started = append(s.Info.Started, started("Redis", RedisImage, s.Config.Redis, start))
+	return s.connectRedis(ctx)
+}
+
+// withLog adds the last lines of a container's log to why it failed: the
+// testcontainers log that had them is off.
+func withLog(err error, c testcontainers.Container) error {
+	if c == nil || reflect.ValueOf(c).IsNil() {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	r, lerr := c.Logs(ctx)
+	if lerr != nil {
+		return err
+	}
+	defer r.Close()
+	b, _ := io.ReadAll(io.LimitReader(r, 1<<20))
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	lines = lines[max(0, len(lines)-12):]
+	return fmt.Errorf("%w\n  the container's last log lines:\n    %s", err, strings.Join(lines, "\n    "))
+}
+
+// started says what the lab started, where, and how long it took.
+func started(what, image, addr string, since time.Time) string {
+	return fmt.Sprintf("%s (%s) at %s, ready in %.1f s", what, image, addr, time.Since(since).Seconds())
+}

@@ -1,0 +1,188 @@
+package workshop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/rmlab/lab/internal/broker"
+	"github.com/rmlab/lab/internal/services"
+)
+
+// A participant's lessons run under logins of their own, not the lab's:
+// a MySQL user granted their two databases only, and a RabbitMQ vhost of
+// their own with a user allowed in it only. The servers' access control,
+// not the lab's care, keeps one participant's workers out of another's
+// data and out of the room's tables. Each session gives the logins new
+// passwords; what a participant's workers hold dies with the session.
+
+// PerParticipantConnections bounds one participant's MySQL connections,
+// their screen's and their workers' together (the user's
+// MAX_USER_CONNECTIONS): the busiest lesson holds 6 (lab doctor's perLab
+// counts 8), so a participant's session can never take the server's.
+const PerParticipantConnections = 24
+
+// Logins says whether a server gives participants logins of their own,
+// and why not where it cannot (decided once, at start).
+type Logins struct {
+	mysql  bool
+	broker broker.Users
+	why    []string // what is shared, and why
+}
+
+// ProbeLogins finds out whether the lab's logins may make participants'
+// own: a user of a namespace no participant can have (upper case), made
+// and dropped, its name this probe's own (servers start side by side).
+func ProbeLogins(ctx context.Context, svc *services.Services) *Logins {
+	l := &Logins{}
+	if svc == nil || svc.MySQL == nil {
+		return l
+	}
+	c, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	probe := "Probe" + services.Password()[:8]
+	if _, err := services.MakeParticipantUser(c, svc.MySQL, svc.Config.MySQL, probe, 1); err != nil {
+		l.why = append(l.why, "MySQL: participants' lessons use the lab's own login ("+err.Error()+"); give it CREATE USER and GRANT OPTION (GRANT ALL ON *.* TO it WITH GRANT OPTION) so each has a user of their own")
+	} else {
+		l.mysql = true
+	}
+	if host, err := services.ClientHost(c, svc.MySQL); err == nil {
+		svc.MySQL.ExecContext(c, fmt.Sprintf("DROP USER IF EXISTS '%s'@'%s'", services.ParticipantUser(probe), host))
+	}
+	users, why := broker.UsersFor(c, svc.Config.AMQP, svc.Config)
+	if users == nil {
+		l.why = append(l.why, "RabbitMQ: participants' lessons use the lab's own login in one vhost ("+why+"); enable the management plugin with an administrator login, or --broker-control rabbitmqctl on the broker's machine, so each has a vhost of their own")
+	} else {
+		l.broker = users
+	}
+	return l
+}
+
+// Shared is what participants share with the lab's own logins, and why
+// (nothing when each has their own).
+func (l *Logins) Shared() []string { return l.why }
+
+// Describe is the server's start-up line about participants' logins.
+func (l *Logins) Describe() []string {
+	var out []string
+	if l.mysql {
+		out = append(out, "each participant's lessons run as a MySQL user of their own (rmlab_NAME_p), granted their own databases only")
+	}
+	if l.broker != nil {
+		out = append(out, "each participant's lessons run in a RabbitMQ vhost of their own (rmlab_NAME), made through "+l.broker.Via())
+	}
+	for _, w := range l.why {
+		out = append(out, "WARNING "+w)
+	}
+	return out
+}
+
+// Own gives namespace ns's participant logins of their own on svc's
+// servers and returns svc under them, with a function that closes what it
+// opened. Where the server cannot (Describe says why), svc is returned as
+// it is.
+func (l *Logins) Own(ctx context.Context, svc *services.Services, ns string) (*services.Services, func(), error) {
+	if !l.mysql && l.broker == nil {
+		return svc, func() {}, nil
+	}
+	c, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	out := svc
+	closeDB := func() {}
+	if l.mysql {
+		dsn, err := services.MakeParticipantUser(c, svc.MySQL, svc.Config.MySQL, ns, PerParticipantConnections)
+		if err != nil {
+			return nil, nil, fmt.Errorf("your MySQL user: %w", err)
+		}
+		twin, err := svc.WithMySQL(c, dsn)
+		if err != nil {
+			return nil, nil, fmt.Errorf("connect as your MySQL user: %w", err)
+		}
+		twin.MySQL.SetMaxOpenConns(PerParticipantConnections / 2) // the rest for the workers
+		twin.Info.Started, twin.Info.Swept = nil, nil
+		out, closeDB = twin, func() { twin.MySQL.Close() }
+	}
+	if l.broker != nil {
+		u, err := participantBroker(c, l.broker, svc.Config.AMQP, ns)
+		if err != nil {
+			closeDB()
+			return nil, nil, err
+		}
+		if out == svc {
+			cp := *svc
+			out = &cp
+		}
+		out.Config.AMQP = u
+	}
+	return out, closeDB, nil
+}
+
+// participantBroker makes ns's vhost and user (a new password each time)
+// and returns the AMQP URL that logs in as it.
+func participantBroker(ctx context.Context, users broker.Users, amqpURL, ns string) (string, error) {
+	vhost, name, pass := services.ParticipantVhost(ns), services.ParticipantUser(ns), services.Password()
+	// "management": the lab reads the participant's queues through the
+	// API as them, in their vhost only.
+	if err := users.AddLogin(ctx, vhost, name, pass, "management", broker.Permissions{Configure: ".*", Write: ".*", Read: ".*"}); err != nil {
+		return "", fmt.Errorf("your RabbitMQ vhost %s and user %s: %w", vhost, name, err)
+	}
+	u, err := url.Parse(amqpURL)
+	if err != nil {
+		return "", errors.New("the AMQP URL cannot be read")
+	}
+	u.User = url.UserPassword(name, pass)
+	u.Path, u.RawPath = "/"+vhost, "/"+url.PathEscape(vhost)
+	// An import lands a moment after rabbitmqctl returns: the login is
+	// ready when it logs in.
+	for {
+		conn, err := services.DialAMQP(ctx, u.String())
+		if err == nil {
+			conn.Close()
+			return u.String(), nil
+		}
+		select {
+		case <-ctx.Done():
+			return "", fmt.Errorf("your RabbitMQ user %s was made but cannot log in to %s: %w", name, vhost, err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// Forget removes ns's logins: its MySQL user, RabbitMQ user and vhost (with
+// everything in it).
+func (l *Logins) Forget(ctx context.Context, svc *services.Services, ns string) error {
+	var errs []error
+	if l.mysql {
+		host, err := services.ClientHost(ctx, svc.MySQL)
+		if err == nil {
+			_, err = svc.MySQL.ExecContext(ctx, fmt.Sprintf("DROP USER IF EXISTS '%s'@'%s'", services.ParticipantUser(ns), host))
+		}
+		errs = append(errs, err)
+	}
+	if l.broker != nil {
+		_, err := l.broker.DeleteVhost(ctx, services.ParticipantVhost(ns))
+		errs = append(errs, err, l.broker.Delete(ctx, services.ParticipantUser(ns)))
+	}
+	return errors.Join(errs...)
+}
+
+// Forget removes participant ns's logins (Logins.Forget): a bench's
+// sessions, whose namespaces nobody will use again.
+func (s *Server) Forget(ctx context.Context, ns string) error {
+	return s.logins.Forget(ctx, s.cfg.Services, ns)
+}
+
+// participantServices are the services participant name's lessons use:
+// their own logins (Logins.Own), and no broker control: --broker-control
+// lets the lab restart the broker it was given, and a participant's lesson
+// must never restart the one the class shares.
+func (s *Server) participantServices(ctx context.Context, name string) (*services.Services, func(), error) {
+	svc, done, err := s.logins.Own(ctx, s.cfg.Services.For(name), name)
+	if err != nil {
+		return nil, nil, err
+	}
+	svc.Info.BrokerControl, svc.Config.BrokerControl = false, ""
+	return svc, done, nil
+}
