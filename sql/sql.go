@@ -118,3 +118,20 @@ func Split(script string) []string {
 	}
 	return out
 }
+
+// Statement is the one statement an embedded file holds, for a program
+// that sends it with ? placeholders: the lessons can show the very text.
+// A missing file or one holding more than one statement is the lab's own
+// bug (the files are embedded), so it panics; sql's tests load every
+// statement a program names.
+func Statement(name string) string {
+	text, err := File(name)
+	if err != nil {
+		panic(err)
+	}
+	stmts := Split(text)
+	if len(stmts) != 1 {
+		panic(fmt.Sprintf("%s holds %d statements, a program sends exactly one", name, len(stmts)))
+	}
+	return stmts[0]
+}

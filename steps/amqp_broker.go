@@ -444,11 +444,11 @@ func restartOwned(ctx context.Context, set *node.Set) ([]string, time.Duration, 
 	if err := set.Stop(ctx, 1); err != nil {
 		return nil, time.Since(start), err
 	}
-	ran := []string{fmt.Sprintf("kill -TERM %s: a clean shutdown (%.1fs)", n.Name, time.Since(t).Seconds())}
+	ran := []string{fmt.Sprintf("%s: a clean shutdown (%.1fs)", set.Command("stop", n), time.Since(t).Seconds())}
 	t = time.Now()
 	if err := set.Restart(ctx, 1); err != nil {
 		return ran, time.Since(start), err
 	}
-	ran = append(ran, fmt.Sprintf("rabbitmq-server %s on the same data, until it accepts AMQP connections (%.1fs)", n.Name, time.Since(t).Seconds()))
+	ran = append(ran, fmt.Sprintf("%s on the same data, until it accepts AMQP connections (%.1fs)", set.Command("start", n), time.Since(t).Seconds()))
 	return ran, time.Since(start), nil
 }

@@ -27,7 +27,7 @@ import (
 // mode=deliver (default) registers a consumer (basic.consume) on the first
 // step and shows deliveries as the broker pushes them; mode=get pulls with
 // basic.get. The step fails when fewer than count arrive within timeout
-// (it used to pass with none), unless up-to says fewer may come; expect
+// (none is a failure too), unless up-to says fewer may come; expect
 // checks them (delivered N, redelivered true, tags 1 2). A channel
 // error fails it unless error=CODE names it: a quorum queue without a
 // majority holds basic.consume, then refuses it with 541: error=541,timeout

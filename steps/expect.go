@@ -39,7 +39,7 @@ var (
 // at all: a malformed argument, a fact the step does not report, a verb on
 // a step kind whose outcome does not carry what it reads, a queue that does
 // not exist. It fails the line with or without `not`: "not fact lsot 0" and
-// "not confirm ack" after a consume used to pass.
+// "not confirm ack" after a consume fail, not pass.
 type unevaluable struct{ Err error }
 
 func (u *unevaluable) Error() string { return "cannot be checked: " + u.Err.Error() }

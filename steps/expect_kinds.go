@@ -9,9 +9,9 @@ import (
 
 // The truth table expect and lab check share: what each step kind's outcome
 // carries, and so which verbs can read it. A verb on a kind that does not
-// fill what it reads cannot be evaluated: it used to read a zero value, so
-// "affected 0" after a publish, "rows 0" after a declare and "not waiting"
-// after a worker all passed whatever happened.
+// fill what it reads cannot be evaluated: read as a zero value, "affected
+// 0" after a publish, "rows 0" after a declare and "not waiting" after a
+// worker would all pass whatever happened.
 
 // carries is a set of the parts of an outcome verbs read.
 type carries uint8

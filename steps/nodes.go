@@ -204,7 +204,7 @@ func startNodes(ctx context.Context, r *Run, k int) lab.Result {
 			Observed: "the lab cannot start RabbitMQ nodes of its own here (" + r.Env.Svc.Info.OwnBrokerNote + "); the lesson goes on against " + secret.URL(r.Env.Svc.Config.AMQP)}
 	}
 	set, took, from, err := useNodes(ctx, r, k, func(c context.Context) (*node.Set, error) {
-		return node.Start(c, node.Options{Namespace: r.Env.Svc.Config.Namespace, Nodes: k})
+		return node.Start(c, r.Env.Svc.NodeOptions(k))
 	})
 	if err != nil {
 		return fail("%v", err)
@@ -213,14 +213,14 @@ func startNodes(ctx context.Context, r *Run, k int) lab.Result {
 	if k > 1 {
 		what = fmt.Sprintf("a cluster of %d RabbitMQ nodes of the lab's own", k)
 	}
-	sent := fmt.Sprintf("rabbitmq-server ×%d (RabbitMQ %s, data in %s)", k, set.Version, set.Dir)
+	sent := fmt.Sprintf("%s (RabbitMQ %s)", set.Started(), set.Version)
 	obs := fmt.Sprintf("%s started in %s; this lesson's AMQP steps use it from here on\n%s", what, durText(took), nodesTable(r, set))
 	obs = from.note + obs
 	if from.warmed {
 		obs = fmt.Sprintf("%s booted in %s, in the background since the lesson began; ready %s after this step began; this lesson's AMQP steps use it from here on\n%s", what, durText(from.booted), durText(took), nodesTable(r, set))
 	}
 	if from.reused {
-		sent = fmt.Sprintf("the nodes the previous option left: every node running, its queues and exchanges deleted (RabbitMQ %s, data in %s)", set.Version, set.Dir)
+		sent = fmt.Sprintf("the nodes the previous option left: every node running, its queues and exchanges deleted (RabbitMQ %s; %s)", set.Version, set.Started())
 		obs = fmt.Sprintf("%s from the previous option, ready again in %s (no new boot); this lesson's AMQP steps use it from here on\n%s", what, durText(took), nodesTable(r, set))
 	}
 	return lab.Result{Passed: true, Sent: []string{sent}, Observed: obs}

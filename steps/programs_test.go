@@ -12,7 +12,7 @@ import (
 
 // programDirs is where each worker program's code lives.
 var programDirs = map[string]string{"consumer": "consumer", "relay": "relay", "producer": "producer",
-	"batch-consumer": "batch", "executor": "executor", "provider": "provider", "redrive": "redrive", "binlog-relay": "binlog"}
+	"batch-consumer": "batch", "executor": "executor", "provider": "provider", "redrive": "redrive", "binlog-relay": "binlogrelay"}
 
 var reachRe = regexp.MustCompile(`(?:[Rr]each|reachEach)\(ctx, "([a-z-]+)"`)
 var pointConstRe = regexp.MustCompile(`Point[A-Za-z]+\s*=\s*"([a-z-]+)"`)
@@ -28,7 +28,7 @@ func TestEveryPausePointAProgramReachesIsDeclared(t *testing.T) {
 			t.Errorf("program %s is not in steps.Programs", prog)
 			continue
 		}
-		files, _ := filepath.Glob(filepath.Join("..", dir, "*.go"))
+		files, _ := filepath.Glob(filepath.Join("..", "internal", "programs", dir, "*.go"))
 		found := 0
 		for _, f := range files {
 			if filepath.Ext(f) != ".go" || len(f) > 8 && f[len(f)-8:] == "_test.go" {

@@ -64,7 +64,7 @@ func (resetKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	res := lab.Result{Passed: true}
 	var obs []string
 	if needsBinlog(r.Lesson) {
-		svc, note, err := binlogServices(ctx, r.Svc())
+		svc, note, err := r.Svc().WithBinlog(ctx)
 		if err != nil {
 			return fail("%v", err)
 		}

@@ -48,7 +48,9 @@ func TestAScreenSessionWaitsTenMinutesForALockAndReplayKeepsTheServers(t *testin
 		t.Fatal(err)
 	}
 	var global float64
-	r.Env.Svc.MySQL.QueryRow("SELECT @@GLOBAL.innodb_lock_wait_timeout").Scan(&global)
+	if err := r.Env.Svc.MySQL.QueryRow("SELECT @@GLOBAL.innodb_lock_wait_timeout").Scan(&global); err != nil {
+		t.Fatal(err)
+	}
 	if got, want := r.LockWait("B"), time.Duration(global*float64(time.Second)); got != want || got == 0 {
 		t.Errorf("replay's session waits up to %s, want the server's %s", got, want)
 	}

@@ -94,7 +94,6 @@ func (sh *NodeShelf) prepare(env *Env, l *lab.Lesson) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	done := make(chan struct{})
 	sh.warming, sh.cancel = done, cancel
-	ns := env.Svc.Config.Namespace
 	go func() {
 		defer close(done)
 		defer cancel()
@@ -102,7 +101,7 @@ func (sh *NodeShelf) prepare(env *Env, l *lab.Lesson) {
 			release() // the namespace's node folder is free again after it
 		}
 		start := time.Now()
-		set, err := node.Start(ctx, node.Options{Namespace: ns, Nodes: k})
+		set, err := node.Start(ctx, env.Svc.NodeOptions(k))
 		if err != nil {
 			return // the step boots them itself and says why it failed
 		}

@@ -124,3 +124,22 @@ func TestContainsMatchesARedisKeyInTheLearnersNamespace(t *testing.T) {
 		t.Fatalf("matched a reply without the key: %s", res.Observed)
 	}
 }
+
+// What a node that is down still holds is neither applied nor lost: a
+// ledger's unavailable (like waiting) takes those orders out of lost, and
+// the verdict says so. Lesson 19 rests on it.
+func TestALedgerCountsWhatNoNodeServesAsUnavailableNotLost(t *testing.T) {
+	r := newRun(t)
+	for _, c := range []struct {
+		field, verdict string
+	}{{"unavailable", "unavailable"}, {"waiting", "waiting"}} {
+		res := r.Step(context.Background(), step("ledger", "variant=safe expect="+c.verdict, "intended: 3\napplied: 1\n"+c.field+": 2"))
+		if !res.Passed || res.Ledger == nil || res.Ledger.Lost != 0 || res.Ledger.Verdict() != c.verdict {
+			t.Errorf("%s 2 of 3: %+v (%s); want verdict %s, nothing lost", c.field, res.Ledger, res.Why, c.verdict)
+		}
+	}
+	res := r.Step(context.Background(), step("ledger", "variant=safe expect=unavailable", "intended: 3\napplied: 1\nunavailable: 1"))
+	if res.Passed || res.Ledger.Lost != 1 {
+		t.Errorf("one of three neither applied nor unavailable: %+v passed %v; want lost 1 and a failed expect=unavailable", res.Ledger, res.Passed)
+	}
+}

@@ -92,7 +92,7 @@ func workerOutcome(p *worker.Process) *Outcome {
 	o := &Outcome{Source: "worker " + p.Name, Stmt: p.Name,
 		Columns: []string{"output"}, Rows: rowsOf(p.Output()),
 		Extra: map[string]string{"state": string(st.State), "point": st.Point, "pid": strconv.Itoa(st.PID)}}
-	// A worker still running has no exit code: "fact exit 0" used to pass
+	// A worker still running has no exit code: "fact exit 0" must not pass
 	// on one.
 	if st.State == worker.Exited {
 		o.Extra["exit"] = strconv.Itoa(st.ExitCode)

@@ -68,6 +68,11 @@ type App struct {
 	confirmAll bool
 	status     string
 	statusBad  bool
+	// statusWhile, when set, is how long the status holds: a status about
+	// a state (a step running, a resume, progress not saved) goes with it,
+	// not at the next key.
+	statusWhile func() bool
+	unsaved     bool // the last save of progress failed
 	// From the instructor: a message that stays until x, a countdown.
 	banner     string
 	timerUntil time.Time
@@ -205,7 +210,23 @@ func (a *App) timerTick() tea.Cmd {
 	return tea.Tick(time.Second, func(time.Time) tea.Msg { return timerTickMsg{gen: gen} })
 }
 
-func (a *App) setStatus(s string, bad bool) { a.status, a.statusBad = oneLine(s), bad }
+func (a *App) setStatus(s string, bad bool) {
+	a.status, a.statusBad, a.statusWhile = oneLine(s), bad, nil
+}
+
+// setStatusWhile sets a status that shows only while holds is true.
+func (a *App) setStatusWhile(s string, bad bool, holds func() bool) {
+	a.setStatus(s, bad)
+	a.statusWhile = holds
+}
+
+// statusNow is the status if it still holds.
+func (a *App) statusNow() string {
+	if a.statusWhile != nil && !a.statusWhile() {
+		return ""
+	}
+	return a.status
+}
 
 func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	cmd := a.update(msg)
@@ -266,8 +287,9 @@ func (a *App) update(msg tea.Msg) tea.Cmd {
 		}
 		return a.panels.workers.Refresh(a.sess)
 	case progressSavedMsg:
+		a.unsaved = msg.err != nil
 		if msg.err != nil {
-			a.setStatus(fmt.Sprintf(a.c.t().ProgressNotSaved, msg.err.Error()), true)
+			a.setStatusWhile(fmt.Sprintf(a.c.t().ProgressNotSaved, msg.err.Error()), true, func() bool { return a.unsaved })
 		}
 	case runClosedMsg:
 		kept := a.retired[:0]
@@ -503,7 +525,7 @@ func (a *App) resume() tea.Cmd {
 	s := a.sess
 	s.catchUp, s.resumeTo, s.offer = s.offer, s.offer, 0
 	s.run.Short = true
-	a.setStatus(fmt.Sprintf(a.c.t().Resuming, s.catchUp), false)
+	a.setStatusWhile(fmt.Sprintf(a.c.t().Resuming, s.catchUp), false, func() bool { return a.sess == s && s.catchUp > 0 })
 	a.lesson.Rebuild()
 	return a.advance()
 }
@@ -520,7 +542,8 @@ func (a *App) runNext() tea.Cmd {
 	case s == nil:
 		return nil
 	case s.running:
-		a.setStatus(a.c.t().StepIsRunning, false)
+		step := s.next
+		a.setStatusWhile(a.c.t().StepIsRunning, false, func() bool { return a.sess == s && s.running && s.next == step })
 		return nil
 	case len(s.steps) == 0:
 		a.setStatus(a.c.t().NothingToRun, false)

@@ -333,6 +333,12 @@ func (au *auditor) english(frame string) []string {
 			allowed.WriteString(strings.Join(r, "\n") + "\n")
 		}
 	}
+	// The workers panel shows a program's log line as the program wrote
+	// it, in English ("committed in the log before ..."): its output, not
+	// the screen's words.
+	for _, w := range au.a.panels.workers.statuses {
+		allowed.WriteString(strings.Join(w.Log, "\n") + "\n")
+	}
 	ok := allowed.String()
 	var probs []string
 	for _, f := range au.chrome {

@@ -79,6 +79,10 @@ func TestKeysStillWorkWhileAStepRuns(t *testing.T) {
 		t.Errorf("no running line with the spinner:\n%s", plainView(a.render()))
 	}
 	d.until("the step to finish", 5*time.Second, func(a *App) bool { return idle(a) && a.sess.next == 1 })
+	// The footer's "running" went with the step, before any key.
+	if v := plainView(a.render()); strings.Contains(v, "step is running") {
+		t.Errorf("the footer still says a step is running after it ended:\n%s", v)
+	}
 }
 
 func TestLanguageSwitchKeepsLessonStepAndRun(t *testing.T) {
@@ -145,6 +149,9 @@ func TestProgressIsSavedAndTheLabResumesWhereTheLearnerLeftOff(t *testing.T) {
 	db.until("the resume to catch up", 5*time.Second, func(a *App) bool { return idle(a) && a.sess.next == 3 })
 	if !b.sess.run.Short {
 		t.Error("the re-run does not use replay's short waits")
+	}
+	if v := plainView(b.render()); strings.Contains(v, "re-running the first") {
+		t.Errorf("the footer still says the resume is re-running steps after it caught up:\n%s", v)
 	}
 	if b.sess.lessonID != "fixture-choice" || b.sess.run.Choices["kill-at"] != "between" || !b.sess.results[1].Passed || b.sess.results[1].Skipped {
 		t.Fatalf("resume took another path: lesson %s, choices %v, step 2 %+v", b.sess.lessonID, b.sess.run.Choices, b.sess.results[1])
@@ -543,5 +550,20 @@ func TestTheResumeOfferKeepsEachKeyWithItsWords(t *testing.T) {
 		if !strings.Contains(v, "r: start over") || !strings.Contains(v, "enter: resume") {
 			t.Errorf("width %d: the offer splits a key from its words:\n%s", w, v)
 		}
+	}
+}
+
+// A failed save is said until a save succeeds, keys or not; then it goes.
+func TestAFailedSaveIsSaidUntilASaveSucceeds(t *testing.T) {
+	a := newTestApp(t, nil, "en", "fixture-choice", 100, 30)
+	d := newDriver(t, a)
+	d.until("the lesson to open", 2*time.Second, idle)
+	a.Update(progressSavedMsg{err: os.ErrPermission})
+	if f := plainView(a.footer()); !strings.Contains(f, "could not save progress: permission denied") {
+		t.Fatalf("a failed save is not said: %q", f)
+	}
+	a.Update(progressSavedMsg{})
+	if f := plainView(a.footer()); strings.Contains(f, "could not save") {
+		t.Fatalf("the failed save is still said after a save succeeded: %q", f)
 	}
 }

@@ -45,7 +45,7 @@ func TestATableCellCarriesNoEscapeToTheTerminal(t *testing.T) {
 	if _, err := svc.MySQL.ExecContext(ctx, "INSERT INTO "+db+".consumed_operation (consumer_name, business_key, event_id, user_id, amount) VALUES ('c', ?, 'e', 1, 1)", hostileText); err != nil {
 		t.Fatal(err)
 	}
-	data := readTables(ctx, svc, []lab.TableView{{Title: "consumed_operation", DB: services.IdempotencyDB, Query: "SELECT business_key, event_id FROM consumed_operation"}})
+	data := tablesData((&steps.Env{Svc: svc}).Tables(ctx, []lab.TableView{{Title: "consumed_operation", DB: services.IdempotencyDB, Query: "SELECT business_key, event_id FROM consumed_operation"}}))
 	if data[0].err != "" || len(data[0].rows) != 1 {
 		t.Fatalf("read: %+v", data[0])
 	}

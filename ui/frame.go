@@ -153,12 +153,12 @@ func (a *App) footer() string {
 	if a.prompt.open {
 		return a.prompt.View(a.width)
 	}
-	if a.status != "" {
+	if status := a.statusNow(); status != "" {
 		s := st.Status
 		if a.statusBad {
 			s = st.Bad
 		}
-		return fitLine(" "+s.Render(a.status), a.width)
+		return fitLine(" "+s.Render(status), a.width)
 	}
 	// As many hints as fit, most useful first.
 	hints := a.c.t().HintsList

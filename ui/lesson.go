@@ -328,7 +328,7 @@ func (p *lessonPane) result(s *lab.Step, r lab.Result, total, w int) (lines []st
 		// programs: plain text, line by line, before the terminal.
 		ls := strings.Split(asciiSafe(obs), "\n")
 		for i := range ls {
-			ls[i] = plain.Text(ls[i])
+			ls[i] = localObserved(p.c.lang, plain.Text(ls[i]))
 		}
 		for _, l := range reflowTables(ls, w-2) {
 			lines = append(lines, wrapStyled(st.Observed, "  "+l, w)...)
@@ -398,8 +398,8 @@ func (p *lessonPane) action(w int) []string {
 	case s == nil:
 		out = []string{st.Dim.Render(t.StartHint)}
 	case s.offer > 0:
-		// Both halves of the offer, wrapped: "r: start over" used to be cut
-		// off at 80 columns.
+		// Both halves of the offer, wrapped, so "r: start over" is whole at
+		// 80 columns.
 		out = wrapStyled(st.Accent, fmt.Sprintf(t.ResumeOffer, s.offer, len(s.steps)), w)
 		// Each key with its words: "r:" and "start over" stay together.
 		if displayWidth(t.ResumeHint) <= w {
@@ -437,8 +437,7 @@ func (p *lessonPane) action(w int) []string {
 			keys = t.PredictKeys
 		}
 		// The prompt and every option wrap inside the pane: the learner
-		// must read each option whole to choose (lesson 31's used to end
-		// mid-word).
+		// must read each option whole to choose.
 		out = wrapStyled(st.Bold, oneLine(prompt), w)
 		if last := len(out) - 1; displayWidth(out[last])+displayWidth(keys) <= w {
 			out[last] += st.Dim.Render(keys)

@@ -2,16 +2,13 @@ package ui
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-	gomysql "github.com/go-sql-driver/mysql"
 	lab "github.com/rmlab/lab"
-	"github.com/rmlab/lab/internal/services"
 	"github.com/rmlab/lab/steps"
 )
 
@@ -24,15 +21,14 @@ import (
 const (
 	pollEvery   = 500 * time.Millisecond
 	pollTimeout = 800 * time.Millisecond
-	maxRows     = 200
 )
 
 // The panel's own errors, in English; the table in text_i18n.go gives each
 // language's words (driver errors are shown as the driver wrote them).
 var (
-	errNoMySQL  = "no MySQL connection"
-	errNoDB     = "database not created yet (run the lesson's reset step)"
-	errNoTable  = "table not created yet (a step of the lesson creates it)"
+	errNoMySQL  = steps.ErrNoMySQL.Error()
+	errNoDB     = steps.ErrNoDatabase.Error()
+	errNoTable  = steps.ErrNoTable.Error()
 	errNoAnswer = "no answer within " + pollTimeout.String()
 )
 
@@ -119,103 +115,54 @@ func (p *tablesPanel) Update(msg tea.Msg) tea.Cmd {
 }
 
 func (p *tablesPanel) poll() tea.Cmd {
-	gen, views := p.gen, p.views
-	var svc *services.Services
-	if p.run != nil {
-		svc = p.run.Svc()
-	} else if p.c.env != nil {
-		svc = p.c.env.Svc
-	}
+	gen, views, run, env := p.gen, p.views, p.run, p.c.env
 	if len(views) == 0 {
 		return nil // nothing to show: the chain stays idle until Restart
 	}
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), pollTimeout)
 		defer cancel()
-		return tablesDataMsg{gen: gen, tables: readTables(ctx, svc, views)}
+		var read []steps.TableRead
+		if run != nil {
+			read = run.Tables(ctx, views)
+		} else {
+			read = env.Tables(ctx, views)
+		}
+		return tablesDataMsg{gen: gen, tables: tablesData(read)}
 	}
 }
 
-// readTables runs each view's query on one pooled connection, in the
-// namespaced database.
-func readTables(ctx context.Context, svc *services.Services, views []lab.TableView) []tableData {
-	out := make([]tableData, len(views))
-	for i, v := range views {
-		out[i] = tableData{title: v.Title, db: v.DB}
-	}
-	if svc == nil || svc.MySQL == nil {
-		for i := range out {
-			out[i].err = errNoMySQL
+// tablesData is what the panel keeps of a read: every cell on one line,
+// with nothing a terminal would act on, and the error in one line.
+func tablesData(read []steps.TableRead) []tableData {
+	out := make([]tableData, len(read))
+	for i, t := range read {
+		out[i] = tableData{title: t.Title, db: t.DB, cols: t.Cols}
+		for _, r := range t.Rows {
+			row := make([]string, len(r))
+			for j, c := range r {
+				row[j] = oneLine(c)
+			}
+			out[i].rows = append(out[i].rows, row)
 		}
-		return out
-	}
-	conn, err := svc.MySQL.Conn(ctx)
-	if err != nil {
-		for i := range out {
-			out[i].err = shortErr(err)
+		if t.Err != nil {
+			out[i].err = shortErr(t.Err)
 		}
-		return out
-	}
-	defer conn.Close()
-	for i, v := range views {
-		db := svc.Names.Name(v.DB)
-		out[i].db = db
-		if _, err := conn.ExecContext(ctx, "USE `"+db+"`"); err != nil {
-			out[i].err = shortErr(err)
-			continue
-		}
-		cols, rows, err := queryRows(ctx, conn, svc.Names.SQL(v.Query))
-		if err != nil {
-			out[i].err = shortErr(err)
-			continue
-		}
-		out[i].cols, out[i].rows = cols, rows
 	}
 	return out
 }
 
-func queryRows(ctx context.Context, conn *sql.Conn, q string) ([]string, [][]string, error) {
-	rs, err := conn.QueryContext(ctx, q)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer rs.Close()
-	cols, err := rs.Columns()
-	if err != nil {
-		return nil, nil, err
-	}
-	var rows [][]string
-	for rs.Next() && len(rows) < maxRows {
-		vals := make([]sql.NullString, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rs.Scan(ptrs...); err != nil {
-			return nil, nil, err
-		}
-		row := make([]string, len(cols))
-		for i, v := range vals {
-			row[i] = "NULL"
-			if v.Valid {
-				row[i] = oneLine(v.String)
-			}
-		}
-		rows = append(rows, row)
-	}
-	return cols, rows, rs.Err()
-}
-
-// shortErr turns driver errors into one line a learner can act on.
+// shortErr turns a read's error into one line a learner can act on; the
+// table in text_i18n.go words the known ones in each language.
 func shortErr(err error) string {
-	var me *gomysql.MySQLError
-	if errors.As(err, &me) && me.Number == 1049 {
+	switch {
+	case errors.Is(err, steps.ErrNoMySQL):
+		return errNoMySQL
+	case errors.Is(err, steps.ErrNoDatabase):
 		return errNoDB
-	}
-	if errors.As(err, &me) && me.Number == 1146 {
+	case errors.Is(err, steps.ErrNoTable):
 		return errNoTable
-	}
-	if errors.Is(err, context.DeadlineExceeded) {
+	case errors.Is(err, context.DeadlineExceeded):
 		return errNoAnswer
 	}
 	s := err.Error()

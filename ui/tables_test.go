@@ -1,11 +1,11 @@
 package ui
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
-
-	gomysql "github.com/go-sql-driver/mysql"
 
 	"github.com/rmlab/lab/steps"
 )
@@ -17,9 +17,10 @@ func TestAMissingTableOrDatabaseIsSaidInWords(t *testing.T) {
 		err  error
 		want string
 	}{
-		{&gomysql.MySQLError{Number: 1146, Message: "Table 'x.t' doesn't exist"}, errNoTable},
-		{fmt.Errorf("read: %w", &gomysql.MySQLError{Number: 1049, Message: "Unknown database 'x'"}), errNoDB},
-		{&gomysql.MySQLError{Number: 1045, Message: "Access denied"}, "Error 1045: Access denied"},
+		{steps.ErrNoTable, errNoTable},
+		{fmt.Errorf("read: %w", steps.ErrNoDatabase), errNoDB},
+		{fmt.Errorf("read: %w", context.DeadlineExceeded), errNoAnswer},
+		{errors.New("Error 1045: Access denied\nmore"), "Error 1045: Access denied"},
 	} {
 		if got := shortErr(c.err); got != c.want {
 			t.Errorf("%v: the panel says %q, want %q", c.err, got, c.want)
@@ -41,5 +42,24 @@ func TestAParagraphOfOnePathShowsOnlyOnIt(t *testing.T) {
 	}
 	if got := onPath(prose, nil); strings.Contains(got, "<!--") || !strings.Contains(got, "Only on a.") || !strings.Contains(got, "On b or c.") {
 		t.Errorf("before a run every paragraph shows, unmarked: %q", got)
+	}
+}
+
+// The lab's own lines in a step's output are said in the screen's language;
+// what came from a table or a program is not touched.
+func TestTheLabsOwnStepLinesAreSaidInChinese(t *testing.T) {
+	for in, want := range map[string]string{
+		"recreated blog_idempotency_lab_alice from sql/idempotency/schema.sql": "已按 sql/idempotency/schema.sql 重建 blog_idempotency_lab_alice",
+		"[B] waited 1.2s in all":                      "[B] 共等待 1.2s",
+		"[B] Query OK, 1 row affected (waited 850ms)": "[B] Query OK, 1 row affected（等待 850ms）",
+		"waited 3s":               "等待了 3s",
+		"recreated by a consumer": "recreated by a consumer", // a row's text
+	} {
+		if got := localObserved("zh", in); got != want {
+			t.Errorf("zh %q: %q, want %q", in, got, want)
+		}
+		if got := localObserved("en", in); got != in {
+			t.Errorf("en %q changed to %q", in, got)
+		}
 	}
 }

@@ -258,17 +258,21 @@ func checkLedgerView(t *testing.T, a *App, s *session) {
 	t.Helper()
 	tx := a.c.t()
 	v := plainView(a.panels.ledger.View())
-	var unsafe, safe *lab.Ledger
+	// The verdict each column must show is what the lesson's author wrote
+	// (the expect= of the ledger step it came from), not what the code
+	// under test computed.
+	var unsafe, safe string
 	for i := range s.ledgers {
+		want := s.steps[s.ledgerSteps[i]].Attrs["expect"]
 		switch s.ledgers[i].Variant {
 		case "unsafe":
-			unsafe = &s.ledgers[i]
+			unsafe = want
 		case "safe":
-			safe = &s.ledgers[i]
+			safe = want
 		}
 	}
-	if unsafe == nil || safe == nil {
-		t.Errorf("the lesson's ledger steps did not record both variants (unsafe %v, safe %v)", unsafe != nil, safe != nil)
+	if unsafe == "" || safe == "" {
+		t.Errorf("the lesson's ledger steps did not record both variants with an expect= (unsafe %q, safe %q)", unsafe, safe)
 		return
 	}
 	var head, verdict string
@@ -289,7 +293,7 @@ func checkLedgerView(t *testing.T, a *App, s *session) {
 		t.Errorf("the ledger panel has no %q row:\n%s", tx.LedgerVerdict, v)
 		return
 	}
-	uv, sv := tx.Verdicts[unsafe.Verdict()], tx.Verdicts[safe.Verdict()]
+	uv, sv := tx.Verdicts[unsafe], tx.Verdicts[safe]
 	rest := strings.TrimSpace(strings.TrimPrefix(verdict, tx.LedgerVerdict))
 	i := strings.Index(rest, uv)
 	if uv == "" || sv == "" || i != 0 || !strings.Contains(rest[len(uv):], sv) {

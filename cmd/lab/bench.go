@@ -1,16 +1,13 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/rmlab/lab/internal/bench"
+	"github.com/rmlab/lab/internal/workshop"
 )
 
 const benchUsage = `usage: lab bench relay --events N --workers W [--batch B] [--no-skip-locked] [--no-pipeline]
@@ -75,7 +72,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	o.Progress = func(s string) { fmt.Fprintln(stderr, "lab bench:", s) }
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := stopContext()
 	defer stop()
 	res, err := bench.Run(ctx, g.cfg, o)
 	if err != nil {
@@ -91,7 +88,7 @@ func cmdBenchWorkshop(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, benchWorkshopUsage) }
 	g.flags(fs)
-	var o bench.WorkshopOptions
+	var o workshop.BenchOptions
 	fs.IntVar(&o.Sessions, "sessions", 10, "SSH sessions at once")
 	fs.StringVar(&o.Lesson, "lesson", "idem-separate-transactions", "the lesson each session walks (it runs workers)")
 	fs.IntVar(&o.Keys, "keys", 20, "keys each session presses")
@@ -107,9 +104,9 @@ func cmdBenchWorkshop(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	o.Binary = binary()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := stopContext()
 	defer stop()
-	res, err := bench.Workshop(ctx, g.cfg, o)
+	res, err := workshop.Bench(ctx, g.cfg, o)
 	if err != nil {
 		printErr(stderr, err)
 		return 1

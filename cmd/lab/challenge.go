@@ -10,10 +10,8 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"os/signal"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/rmlab/lab/challenge"
@@ -319,7 +317,7 @@ func challengeRun(args []string, stdout, stderr io.Writer) int {
 	if *only {
 		return 0
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := stopContext()
 	defer stop()
 	if err := challenge.Warm(ctx, o.Command, func(s string) { fmt.Fprintln(stdout, "  "+s) }); err != nil {
 		fmt.Fprintf(stderr, "lab challenge run: %v\n", err)

@@ -1,16 +1,13 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/rmlab/lab/internal/chaos"
@@ -127,7 +124,7 @@ func cmdChaos(args []string, stdout, stderr io.Writer) int {
 	if *only {
 		return 0
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := stopContext()
 	defer stop()
 	s, err := r.Execute(ctx)
 	if err != nil {

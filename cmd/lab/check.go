@@ -12,12 +12,15 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	if code, ok := parse(fs, g, args, stderr); !ok {
 		return code
 	}
-	return cmdCheck(fs.Args(), stdout, stderr)
+	return cmdCheck(fs.Args(), g.lang, stdout, stderr)
 }
 
 // cmdCheck is `lab check [FILE|DIR ...]`: every problem in the lessons, as
-// the screen and replay would meet them at load time, with no server.
-func cmdCheck(paths []string, stdout, stderr io.Writer) int {
+// the screen and replay would meet them at load time, with no server. Both
+// languages are checked whatever --lang says; --lang zh says the verdict in
+// Chinese (each problem stays as labs/README.md, the authoring reference,
+// words it).
+func cmdCheck(paths []string, lang string, stdout, stderr io.Writer) int {
 	r := labs.Check(paths...)
 	for _, p := range r.Problems {
 		fmt.Fprintln(stdout, p)
@@ -25,14 +28,17 @@ func cmdCheck(paths []string, stdout, stderr io.Writer) int {
 	for _, s := range r.Skipped {
 		fmt.Fprintf(stdout, "%s: skipped: no ```lesson block, so not a lesson (notes and READMEs may sit beside lessons)\n", s)
 	}
-	what := "the built-in lessons"
+	what, problems, clean := "the built-in lessons", "lab check: %d problem(s) in %s; %d lesson(s) load cleanly\n", "lab check: %d lesson(s) in %s, no problem\n"
+	if lang == "zh" {
+		what, problems, clean = "内置课程", "lab check：%[2]s中有 %[1]d 个问题；%[3]d 课可以正常加载\n", "lab check：%[2]s中的 %[1]d 课，没有问题\n"
+	}
 	if len(paths) > 0 {
 		what = fmt.Sprint(paths)
 	}
 	if len(r.Problems) > 0 {
-		fmt.Fprintf(stderr, "lab check: %d problem(s) in %s; %d lesson(s) load cleanly\n", len(r.Problems), what, r.Lessons)
+		fmt.Fprintf(stderr, problems, len(r.Problems), what, r.Lessons)
 		return 1
 	}
-	fmt.Fprintf(stderr, "lab check: %d lesson(s) in %s, no problem\n", r.Lessons, what)
+	fmt.Fprintf(stderr, clean, r.Lessons, what)
 	return 0
 }

@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/rmlab/lab/internal/cleaner"
@@ -12,6 +14,7 @@ import (
 	"github.com/rmlab/lab/internal/dbnode"
 	"github.com/rmlab/lab/internal/node"
 	"github.com/rmlab/lab/internal/services"
+	"github.com/rmlab/lab/labs"
 )
 
 // cmdClean removes what the lab created in one namespace, for an instructor
@@ -41,8 +44,19 @@ func cmdClean(ctx context.Context, g globals, allNamespaces bool, stdout, stderr
 	defer svc.Close()
 	c, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
-	cl := cleaner.New(c, svc, g.lessons, stdout)
+	cl := cleaner.New(c, svc, labs.BrokerNames(g.lessons), stdout)
 	defer cl.Close()
+	// A server at its default address that refuses connections is not
+	// running here (a laptop with Docker only): nothing of the lab's can
+	// be on it now. One the user named must answer.
+	for _, s := range []struct {
+		field, what string
+		err         error
+	}{{"mysql", "databases", svc.Info.MySQLErr}, {"amqp", "queues and exchanges", svc.Info.AMQPErr}, {"redis", "Redis keys", svc.Info.RedisErr}} {
+		if s.err != nil && svc.Config.From(s.field) == "default" && errors.Is(s.err, syscall.ECONNREFUSED) {
+			cl.Absent(s.what, "no server runs at its default address, so nothing of the lab's is there now (start it and run lab clean again if the lab used it)")
+		}
+	}
 	spaces := []services.Names{svc.Names}
 	if !allNamespaces && svc.Info.MySQLErr == nil {
 		// The lanes of this learner's parallel replays are theirs too.

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"strconv"
@@ -13,24 +14,15 @@ import (
 	"testing"
 	"time"
 
+	gomysql "github.com/go-sql-driver/mysql"
+
 	"github.com/rmlab/lab/internal/containers"
+	"github.com/rmlab/lab/internal/labtest"
+	"github.com/rmlab/lab/internal/services"
 )
 
-// engine is the Docker engine DOCKER_HOST names. Without one the container
-// tests skip, unless LAB_REQUIRE_DOCKER=1 (CI's container part, on the
-// engine .ci/docker starts) makes that a failure.
-func engine(t *testing.T) containers.Engine {
-	t.Helper()
-	e, ok := containers.FromEnv()
-	if ok && e.Answers(context.Background()) {
-		return e
-	}
-	if os.Getenv("LAB_REQUIRE_DOCKER") == "1" {
-		t.Fatalf("LAB_REQUIRE_DOCKER=1 and no Docker engine answers at %s (bash .ci/docker up; eval \"$(.ci/docker env)\")", e.Socket)
-	}
-	t.Skipf("no Docker engine answers at %s (LAB_REQUIRE_DOCKER=1 makes this a failure)", e.Socket)
-	return e
-}
+// engine is the Docker engine DOCKER_HOST names (labtest.Docker).
+func engine(t *testing.T) containers.Engine { return labtest.Docker(t) }
 
 // ownedBy lists the lab's containers whose owner is process pid.
 func ownedBy(t *testing.T, e containers.Engine, pid int) []containers.Container {
@@ -104,10 +96,13 @@ func TestTheLabRunsInContainersItStartsAndRemovesThem(t *testing.T) {
 		lessons []string
 		sig     syscall.Signal // 0: let the replay finish
 	}{
-		{"finished", []string{"1", "13"}, 0},
+		// Lesson 6 prints Redis keys that hold "lab": a container's
+		// password must not be a word the output holds (it is hidden).
+		{"finished", []string{"1", "6", "13"}, 0},
 		// A lesson that waits a minute: the signal comes mid-run.
 		{"SIGINT", []string{"testdata/long-worker.md"}, syscall.SIGINT},
 		{"SIGTERM", []string{"testdata/long-worker.md"}, syscall.SIGTERM},
+		{"SIGHUP", []string{"testdata/long-worker.md"}, syscall.SIGHUP}, // the terminal closed
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cmd, seen := startWithContainers(t, c.lessons...)
@@ -130,8 +125,8 @@ func TestTheLabRunsInContainersItStartsAndRemovesThem(t *testing.T) {
 				if c.sig == 0 && err != nil {
 					t.Errorf("lab replay 13 in containers: %v\n%s", err, seen.String())
 				}
-				if c.sig == 0 && (!strings.Contains(seen.String(), "PASS  1") || !strings.Contains(seen.String(), "PASS 13")) {
-					t.Errorf("lessons 1 and 13 did not pass in containers:\n%s", seen.String())
+				if c.sig == 0 && (!strings.Contains(seen.String(), "PASS  1") || !strings.Contains(seen.String(), "PASS  6") || !strings.Contains(seen.String(), "PASS 13")) {
+					t.Errorf("lessons 1, 6 and 13 did not pass in containers:\n%s", seen.String())
 				}
 			case <-time.After(2 * time.Minute):
 				t.Fatalf("the lab did not end within 2 minutes\n%s", seen.String())
@@ -141,6 +136,124 @@ func TestTheLabRunsInContainersItStartsAndRemovesThem(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A reader that goes away (lab doctor --containers | head -4) must not kill
+// the lab before it removes its containers: a write to the closed pipe
+// fails, and the lab stops as after Ctrl-C.
+func TestALabWhoseReaderIsGoneRemovesItsContainers(t *testing.T) {
+	e := engine(t)
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outR.Close() // the reader of stdout is gone before the lab writes
+	cmd := exec.Command(labBin(t), "doctor", "--containers", "--namespace", "ctr")
+	cmd.Env = append(os.Environ(), "LAB_CONTAINERS=")
+	cmd.Stdout, cmd.Stderr = outW, errW
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	outW.Close()
+	errW.Close()
+	stderr, _ := io.ReadAll(errR) // until the lab exits
+	state, _ := cmd.Process.Wait()
+	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		t.Errorf("the lab was killed by %v\n%s", ws.Signal(), stderr)
+	}
+	if n := strings.Count(string(stderr), "in a container"); n != 3 {
+		t.Errorf("the lab said %d services started in a container, want 3:\n%s", n, stderr)
+	}
+	if left := ownedBy(t, e, cmd.Process.Pid); len(left) > 0 {
+		t.Errorf("%d containers outlived a lab whose reader was gone: %v\n%s", len(left), left, stderr)
+	}
+}
+
+// Under go run, a signal sent to the go command (timeout, kill) never
+// reaches the lab it runs: the lab ends when go does, and removes its
+// containers.
+func TestALabUnderGoRunEndsWithTheGoCommand(t *testing.T) {
+	e := engine(t)
+	goCmd := exec.Command("go", "run", ".", "replay", "testdata/long-worker.md", "--containers", "--namespace", "ctr")
+	goCmd.Env = append(os.Environ(), "LAB_CONTAINERS=")
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	goCmd.Stderr = errW
+	if err := goCmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	errW.Close()
+	t.Cleanup(func() { goCmd.Process.Kill(); goCmd.Wait() })
+	var seen strings.Builder
+	started := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(errR)
+		n := 0
+		for sc.Scan() {
+			seen.WriteString(sc.Text() + "\n")
+			if strings.Contains(sc.Text(), "in a container") {
+				if n++; n == 3 {
+					close(started)
+				}
+			}
+		}
+	}()
+	select {
+	case <-started:
+	case <-time.After(4 * time.Minute):
+		t.Fatalf("the lab did not start its three containers within 4 minutes")
+	}
+	lab := childOf(t, goCmd.Process.Pid)
+	goCmd.Process.Signal(syscall.SIGTERM)
+	goCmd.Wait()
+	for deadline := time.Now().Add(2 * time.Minute); alive(lab); time.Sleep(200 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			syscall.Kill(lab, syscall.SIGTERM)
+			t.Fatalf("the lab (pid %d) outlived the go command by 2 minutes", lab)
+		}
+	}
+	if left := ownedBy(t, e, lab); len(left) > 0 {
+		t.Errorf("%d containers outlived a lab whose go command was stopped: %v", len(left), left)
+	}
+}
+
+// childOf is the pid of parent's one child process.
+func childOf(t *testing.T, parent int) int {
+	t.Helper()
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + d.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, so read after ')'.
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if len(f) > 1 && f[1] == strconv.Itoa(parent) {
+			return pid
+		}
+	}
+	t.Fatalf("process %d has no child", parent)
+	return 0
+}
+
+// alive reports whether pid runs (a zombie nobody reaped yet does not).
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	return len(f) > 0 && f[0] != "Z"
 }
 
 // A lab killed with SIGKILL cannot remove its containers: the next lab
@@ -181,5 +294,66 @@ func TestLabCleanSweepsTheContainersOfAKilledLab(t *testing.T) {
 	}
 	if got := ownedBy(t, e, live.Process.Pid); len(got) != 3 {
 		t.Errorf("lab clean removed a live lab's containers: %d left of 3", len(got))
+	}
+}
+
+// A server the user named is never replaced by a container, even where a
+// Docker engine answers: one still booting (docker compose up without
+// --wait) is awaited, with a line saying so, and then used.
+func TestANamedServerStillBootingIsAwaitedNotReplaced(t *testing.T) {
+	t.Parallel()
+	e := engine(t)
+	real, err := gomysql.ParseDSN(services.Config{}.FromEnv().MySQL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing answers there for the first seconds
+	go func() {
+		time.Sleep(5 * time.Second)
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return // the lab would wait in vain: the test fails below
+		}
+		t.Cleanup(func() { ln.Close() })
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				up, err := net.Dial("tcp", real.Addr)
+				if err != nil {
+					return
+				}
+				defer up.Close()
+				go io.Copy(up, c)
+				io.Copy(c, up)
+			}()
+		}
+	}()
+	named := *real
+	named.Addr = addr
+	cmd := exec.Command(labBin(t), "doctor", "--mysql", named.FormatDSN(), "--namespace", "ctr")
+	cmd.Env = append(os.Environ(), "LAB_CONTAINERS=")
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	if strings.Contains(errOut.String(), "as a container") || strings.Contains(errOut.String(), "mysql:8.4") {
+		t.Errorf("the lab started a container in place of the server --mysql named:\n%s", errOut.String())
+	}
+	if !strings.Contains(errOut.String(), "waiting for MySQL at "+addr+" (named by --mysql)") || !strings.Contains(errOut.String(), "answered after") {
+		t.Errorf("the lab did not say it waited for the named server:\n%s", errOut.String())
+	}
+	if err != nil || !strings.Contains(out.String(), addr) {
+		t.Errorf("lab doctor: %v; want it to report the named server at %s:\n%s%s", err, addr, out.String(), errOut.String())
+	}
+	if left := ownedBy(t, e, cmd.Process.Pid); len(left) > 0 {
+		t.Errorf("%d containers of the lab's are left: %v", len(left), left)
 	}
 }

@@ -11,10 +11,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	lab "github.com/rmlab/lab"
@@ -81,7 +79,9 @@ flags (every command):
 
 // Everything the lab prints goes through secret.Writer: no path, however
 // an error was built, prints a password the lab was given.
-func main() { os.Exit(run(os.Args[1:], secret.Writer(os.Stdout), secret.Writer(os.Stderr))) }
+func main() {
+	os.Exit(run(os.Args[1:], secret.Writer(readerAware(os.Stdout)), secret.Writer(readerAware(os.Stderr))))
+}
 
 type globals struct {
 	cfg     services.Config
@@ -103,7 +103,7 @@ func (g *globals) flags(fs *flag.FlagSet) {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	defer steps.StopOwnMySQL() // a lesson that read a binary log may have started one
+	defer services.StopOwnMySQL() // a lesson that read a binary log may have started one
 	cmd := ""
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		cmd, args = args[0], args[1:]
@@ -123,7 +123,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return 0
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := stopContext()
 	defer stop()
 	switch cmd {
 	case "list":
@@ -147,7 +147,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // command is one command's own flag set: the service flags every command
 // shares, then its own; -h prints its usage, and a flag another command
-// takes is refused with it (lab list --goto 3 used to be accepted).
+// takes is refused with it (lab list --goto 3 is an error).
 func command(name, head string, stderr io.Writer) (*flag.FlagSet, *globals) {
 	var g globals
 	fs := flag.NewFlagSet("lab "+name, flag.ContinueOnError)
@@ -279,6 +279,7 @@ func connect(ctx context.Context, g globals, stderr io.Writer, strict bool) (*se
 	// up to services.StartLimit.
 	c, cancel := context.WithTimeout(ctx, services.StartLimit+10*time.Second)
 	defer cancel()
+	g.cfg.Progress = func(line string) { fmt.Fprintf(stderr, "lab: %s\n", line) }
 	svc, err := services.Connect(c, g.cfg, strict)
 	if err != nil {
 		printErr(stderr, err)

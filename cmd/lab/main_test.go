@@ -19,6 +19,7 @@ import (
 	"github.com/rmlab/lab/internal/cleaner"
 	"github.com/rmlab/lab/internal/labtest"
 	"github.com/rmlab/lab/internal/services"
+	"github.com/rmlab/lab/labs"
 )
 
 // bothLedgers ends a test lesson the way every lesson that runs must end:
@@ -176,7 +177,9 @@ func TestReplayRefusesAForeignDatabaseAndDropsNothing(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	var n int
-	db.QueryRow("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA=? AND TABLE_NAME='mine'", name).Scan(&n)
+	if err := db.QueryRow("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA=? AND TABLE_NAME='mine'", name).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
 	if n != 1 {
 		t.Fatal("the foreign database was touched")
 	}
@@ -239,7 +242,7 @@ func TestABrokenLessonFileFailsReplayAllButTheOthersStillRun(t *testing.T) {
 		t.Fatalf("list: exit %d\nstdout %s\nstderr %s", code, out, errOut)
 	}
 	env := labtest.Connect(t)
-	env.Lessons(dir)
+	env.Lessons(labs.BrokerNames(dir))
 	out, errOut, code = runLab(t, "replay", "--all", "--lessons", dir, "--json", "--namespace", env.NS)
 	if code != 1 || !strings.Contains(errOut, "PASS  1 fine") {
 		t.Fatalf("replay --all: exit %d, want 1 with fine passed\n%s", code, errOut)
@@ -270,7 +273,7 @@ func TestCleanRemovesOnlyWhatTheLabCreatedInTheNamespace(t *testing.T) {
 		"```declare\nexchange cleanx type=fanout\nqueue cleanq\nbind cleanq cleanx\n```\n\n"+
 		"```redis\nSET lab:clean-me 1\n```\n"+bothLedgers), 0o644)
 	env := labtest.Connect(t)
-	env.Lessons(dir)
+	env.Lessons(labs.BrokerNames(dir))
 	ns := env.NS
 	if _, errOut, code := runLab(t, "replay", "--all", "--lessons", dir, "--namespace", ns); code != 0 {
 		t.Fatalf("making things: exit %d\n%s", code, errOut)
@@ -293,7 +296,9 @@ func TestCleanRemovesOnlyWhatTheLabCreatedInTheNamespace(t *testing.T) {
 		}
 	}
 	var n int
-	db.QueryRow("SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME IN (?,?)", env.Name(services.OutboxDB), foreign).Scan(&n)
+	if err := db.QueryRow("SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME IN (?,?)", env.Name(services.OutboxDB), foreign).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
 	if n != 1 {
 		t.Errorf("%d of the two databases remain, want 1 (the one the lab did not create)", n)
 	}
@@ -369,6 +374,13 @@ func TestCheckPassesTheShippedLessonsAndNamesAMistakesFileAndLine(t *testing.T) 
 	out, _, code := runLab(t, "check", dir)
 	if code != 1 || !strings.Contains(out, "01-t.md:9: ```expcet is not a step kind (did you mean expect?)") || !strings.Contains(out, "notes.md: skipped") {
 		t.Errorf("exit %d:\n%s", code, out)
+	}
+	// --lang zh says the verdict in Chinese.
+	if _, errOut, _ := runLab(t, "check", "--lang", "zh", dir); !strings.Contains(errOut, "中有 1 个问题") {
+		t.Errorf("lab check --lang zh: %s", errOut)
+	}
+	if _, errOut, _ := runLab(t, "check", "--lang", "zh", "../../labs"); !strings.Contains(errOut, "没有问题") {
+		t.Errorf("lab check --lang zh labs/: %s", errOut)
 	}
 }
 

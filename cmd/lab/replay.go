@@ -31,12 +31,14 @@ type replayFlags struct {
 }
 
 // defaultParallel is how many lessons `lab replay` runs side by side unless
-// told: replay mostly waits, so two per core (at eight the longest lesson,
-// ~13 s, bounds the run anyway; README, Figures), and never more than the
+// told: replay mostly waits, so two per core and one more (on 2 cores, 4
+// lanes took 60.1–61.0 s for the 33 lessons and 5 took 49.1–57.4 s: the
+// lanes beside lesson 19's, not lesson 19, set the end; at eight the
+// longest lesson bounds the run anyway), and never more than the
 // MySQL server's free connections have room for: on a workshop's shared
 // server every learner's lanes count.
 func defaultParallel(ctx context.Context, svc *services.Services) int {
-	n := min(max(2*runtime.NumCPU(), 2), 8)
+	n := min(2*runtime.NumCPU()+1, 8)
 	if room, _, err := connectionRoom(ctx, svc); err == nil {
 		n = min(n, max(room, 1))
 	}
@@ -67,78 +69,21 @@ runs lessons with no terminal, each from its reset and along every path of its c
 }
 
 func cmdReplay(ctx context.Context, g globals, args []string, f replayFlags, stdout, stderr io.Writer) int {
-	all, jsonOut, junit, transcript := f.all, f.json, f.junit, f.transcript
 	if f.parallel < 0 {
 		fmt.Fprintln(stderr, "lab replay: --parallel N wants N ≥ 1 (1: one lesson after another)")
 		return 2
 	}
-	var lessons []*lab.Lesson
-	var ids []string
-	for _, a := range args {
-		if strings.HasSuffix(a, ".md") {
-			l, err := labs.LoadFile(a)
-			if err != nil {
-				printErr(stderr, err)
-				return 1
-			}
-			lessons = append(lessons, l)
-		} else {
-			ids = append(ids, a)
-		}
-	}
-	var unloaded labs.FileErrors
-	if len(ids) > 0 || all || len(lessons) == 0 {
-		ls, err := loadLessons(g)
-		unloaded = partialLoad(err)
-		if err != nil && unloaded == nil {
-			printErr(stderr, err)
-			return 1
-		}
-		if err != nil {
-			printErr(stderr, err)
-		}
-		if !all {
-			unloaded = nil // only --all asked for those files
-		}
-		if all || (len(ids) == 0 && len(lessons) == 0) {
-			if !all {
-				fmt.Fprintln(stderr, "lab replay: name lesson ids, a lesson file, or --all")
-				return 2
-			}
-			lessons = append(lessons, ls...)
-		}
-		for _, id := range ids {
-			l := labs.Find(ls, id)
-			if l == nil {
-				fmt.Fprintf(stderr, "lab replay: no lesson %q (see `lab list`)\n", id)
-				if err != nil {
-					fmt.Fprintln(stderr, "lab replay: it may be in one of the files above that did not load")
-				}
-				return 2
-			}
-			lessons = append(lessons, l)
-		}
-	}
-	if f.mutate < 0 || f.mutate > 0 && (jsonOut || junit != "" || transcript != "") {
+	if f.mutate < 0 || f.mutate > 0 && (f.json || f.junit != "" || f.transcript != "") {
 		fmt.Fprintln(stderr, "lab replay: --mutate N wants N ≥ 1 and prints its verdicts only (no --json, --junit or --transcript)")
 		return 2
 	}
+	lessons, unloaded, code := replayLessons(g, args, f.all, stderr)
+	if lessons == nil {
+		return code
+	}
 	var mutants []mutation.Mutant
 	if f.mutate > 0 {
-		seed := f.seed
-		if seed == 0 {
-			seed = uint64(time.Now().UnixNano()) % 1_000_000
-		}
-		var all []mutation.Mutant
-		for _, l := range lessons {
-			all = append(all, mutation.Of(l)...)
-		}
-		mutants = mutation.Sample(all, f.mutate, seed)
-		fmt.Fprintf(stderr, "lab replay: %d of %d mutants of %d lessons (--mutate %d --seed %d)\n", len(mutants), len(all), len(lessons), f.mutate, seed)
-		lessons = lessons[:0]
-		for _, m := range mutants {
-			lessons = append(lessons, m.Lesson)
-		}
+		mutants, lessons = replayMutants(lessons, f, stderr)
 	}
 	svc, code := connect(ctx, g, stderr, true)
 	if svc == nil {
@@ -152,33 +97,11 @@ func cmdReplay(ctx context.Context, g globals, args []string, f replayFlags, std
 	own := func(ls *services.Services) (*services.Services, func()) { return ls, func() {} }
 	var ownFailed atomic.Int32
 	if f.asParticipant {
-		logins := workshop.ProbeLogins(ctx, svc)
-		if why := logins.Shared(); len(why) > 0 {
-			fmt.Fprintf(stderr, "lab replay: --as-participant: the lab cannot make a participant's logins here:\n  %s\n", strings.Join(why, "\n  "))
-			return 2
+		var forget func()
+		if own, forget, code = participantLogins(ctx, svc, env, &ownFailed, stderr); own == nil {
+			return code
 		}
-		own = func(ls *services.Services) (*services.Services, func()) {
-			o, done, err := logins.Own(ctx, ls, ls.Names.NS)
-			if err != nil {
-				ownFailed.Add(1)
-				fmt.Fprintf(stderr, "lab replay: --as-participant: namespace %s: %v\n", ls.Names.NS, err)
-				o, done = ls.For(ls.Names.NS), func() {}
-				o.Info.MySQLErr, o.Info.AMQPErr = err, err
-			}
-			return o, done
-		}
-		var done func()
-		env.Svc, done = own(svc)
-		defer func() {
-			done()
-			c, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-			defer cancel()
-			if err := logins.Forget(c, svc, svc.Names.NS); err != nil {
-				fmt.Fprintf(stderr, "lab replay: --as-participant: the logins of namespace %q are left (lab clean removes them): %v\n", svc.Names.NS, err)
-			}
-		}()
-		env.Queues = broker.NewReader(env.Svc).Read
-		fmt.Fprintln(stderr, "lab replay: as a workshop participant: "+strings.Join(logins.Describe(), "; "))
+		defer forget()
 	}
 	closers := sync.Map{} // a lane's Env → what closes its logins
 	parallel := f.parallel
@@ -203,6 +126,7 @@ func cmdReplay(ctx context.Context, g globals, args []string, f replayFlags, std
 		Finished: finished,
 		Caps:     svc.Info.Caps(),
 		Parallel: parallel,
+		Lang:     g.lang,
 		Lane: func(i int) *steps.Env {
 			ls := svc.Lane(i)
 			q := queues.For(ls.Names).Read
@@ -221,7 +145,8 @@ func cmdReplay(ctx context.Context, g globals, args []string, f replayFlags, std
 			dropLane(ctx, g, svc.For(lane.Svc.Names.NS), stderr) // the lab's logins: a participant's cannot drop its own user
 		},
 	})
-	if mutants != nil {
+	switch {
+	case mutants != nil:
 		fmt.Fprintf(stderr, "%d killed, %d survived, %d broken\n", judged[mutation.Killed], judged[mutation.Survived], judged[mutation.Broken])
 		if ctx.Err() != nil {
 			return 130
@@ -230,37 +155,14 @@ func cmdReplay(ctx context.Context, g globals, args []string, f replayFlags, std
 			return 1
 		}
 		return 0
-	}
-	if ownFailed.Load() > 0 {
+	case ownFailed.Load() > 0:
 		fmt.Fprintf(stderr, "lab replay: --as-participant: %d lane(s) got no logins of their own (above)\n", ownFailed.Load())
 		return 1
 	}
 	rep.AddUnloadable(unloaded)
-	fmt.Fprintln(stderr, rep.Summary())
-	if jsonOut {
-		if err := printJSON(stdout, rep); err != nil {
-			fmt.Fprintln(stderr, "lab replay:", err)
-			return 1
-		}
-	}
-	for _, out := range []struct {
-		path  string
-		write func(io.Writer) error
-	}{{junit, rep.WriteJUnit}, {transcript, rep.WriteTranscript}} {
-		if out.path == "" {
-			continue
-		}
-		f, err := os.Create(out.path)
-		if err == nil {
-			err = out.write(f)
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "lab replay: write %s: %v\n", out.path, err)
-			return 1
-		}
+	fmt.Fprintln(stderr, rep.SummaryIn(g.lang))
+	if code := writeReplayReports(&rep, f, stdout, stderr); code != 0 {
+		return code
 	}
 	if ctx.Err() != nil {
 		return 130
@@ -271,6 +173,145 @@ func cmdReplay(ctx context.Context, g globals, args []string, f replayFlags, std
 	if rep.Skipped > 0 && f.strict {
 		fmt.Fprintf(stderr, "lab replay: --strict: %d lesson(s) skipped checks, which counts as a failure here\n", rep.Skipped)
 		return 1
+	}
+	return 0
+}
+
+// replayLessons are the lessons args name (ids and .md files), or every
+// lesson with all, and with all the files that did not load; nil lessons
+// and the exit code when there is nothing to replay.
+func replayLessons(g globals, args []string, all bool, stderr io.Writer) ([]*lab.Lesson, labs.FileErrors, int) {
+	var lessons []*lab.Lesson
+	var ids []string
+	for _, a := range args {
+		if strings.HasSuffix(a, ".md") {
+			l, err := labs.LoadFile(a)
+			if err != nil {
+				printErr(stderr, err)
+				return nil, nil, 1
+			}
+			lessons = append(lessons, l)
+		} else {
+			ids = append(ids, a)
+		}
+	}
+	if len(ids) == 0 && !all && len(lessons) > 0 {
+		return lessons, nil, 0
+	}
+	if len(ids) == 0 && !all {
+		fmt.Fprintln(stderr, "lab replay: name lesson ids, a lesson file, or --all")
+		return nil, nil, 2
+	}
+	ls, err := loadLessons(g)
+	unloaded := partialLoad(err)
+	if err != nil {
+		printErr(stderr, err)
+		if unloaded == nil {
+			return nil, nil, 1
+		}
+	}
+	if !all {
+		unloaded = nil // only --all asked for those files
+	} else {
+		lessons = append(lessons, ls...)
+	}
+	for _, id := range ids {
+		l := labs.Find(ls, id)
+		if l == nil {
+			fmt.Fprintf(stderr, "lab replay: no lesson %q (see `lab list`)\n", id)
+			if err != nil {
+				fmt.Fprintln(stderr, "lab replay: it may be in one of the files above that did not load")
+			}
+			return nil, nil, 2
+		}
+		lessons = append(lessons, l)
+	}
+	return lessons, unloaded, 0
+}
+
+// replayMutants draws f.mutate mutants of each lesson (--seed, or one from
+// the clock, printed) and returns them with the lessons to replay: theirs.
+func replayMutants(lessons []*lab.Lesson, f replayFlags, stderr io.Writer) ([]mutation.Mutant, []*lab.Lesson) {
+	seed := f.seed
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano()) % 1_000_000
+	}
+	var all []mutation.Mutant
+	for _, l := range lessons {
+		all = append(all, mutation.Of(l)...)
+	}
+	mutants := mutation.Sample(all, f.mutate, seed)
+	fmt.Fprintf(stderr, "lab replay: %d of %d mutants of %d lessons (--mutate %d --seed %d)\n", len(mutants), len(all), len(lessons), f.mutate, seed)
+	out := make([]*lab.Lesson, 0, len(mutants))
+	for _, m := range mutants {
+		out = append(out, m.Lesson)
+	}
+	return mutants, out
+}
+
+// participantLogins points env at a participant's logins (--as-participant)
+// and returns how each lane gets its own, and what removes them at the end;
+// a nil own and the exit code where the lab cannot make them. A lane whose
+// logins fail counts in failed and runs nothing.
+func participantLogins(ctx context.Context, svc *services.Services, env *steps.Env, failed *atomic.Int32, stderr io.Writer) (
+	own func(*services.Services) (*services.Services, func()), forget func(), code int) {
+	logins := workshop.ProbeLogins(ctx, svc)
+	if why := logins.Shared(); len(why) > 0 {
+		fmt.Fprintf(stderr, "lab replay: --as-participant: the lab cannot make a participant's logins here:\n  %s\n", strings.Join(why, "\n  "))
+		return nil, nil, 2
+	}
+	own = func(ls *services.Services) (*services.Services, func()) {
+		o, done, err := logins.Own(ctx, ls, ls.Names.NS)
+		if err != nil {
+			failed.Add(1)
+			fmt.Fprintf(stderr, "lab replay: --as-participant: namespace %s: %v\n", ls.Names.NS, err)
+			o, done = ls.For(ls.Names.NS), func() {}
+			o.Info.MySQLErr, o.Info.AMQPErr = err, err
+		}
+		return o, done
+	}
+	var done func()
+	env.Svc, done = own(svc)
+	env.Queues = broker.NewReader(env.Svc).Read
+	fmt.Fprintln(stderr, "lab replay: as a workshop participant: "+strings.Join(logins.Describe(), "; "))
+	forget = func() {
+		done()
+		c, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		if err := logins.Forget(c, svc, svc.Names.NS); err != nil {
+			fmt.Fprintf(stderr, "lab replay: --as-participant: the logins of namespace %q are left (lab clean removes them): %v\n", svc.Names.NS, err)
+		}
+	}
+	return own, forget, 0
+}
+
+// writeReplayReports writes --json to stdout and the --junit and
+// --transcript files; 1 when one could not be written.
+func writeReplayReports(rep *replay.Report, f replayFlags, stdout, stderr io.Writer) int {
+	if f.json {
+		if err := printJSON(stdout, rep); err != nil {
+			fmt.Fprintln(stderr, "lab replay:", err)
+			return 1
+		}
+	}
+	for _, out := range []struct {
+		path  string
+		write func(io.Writer) error
+	}{{f.junit, rep.WriteJUnit}, {f.transcript, rep.WriteTranscript}} {
+		if out.path == "" {
+			continue
+		}
+		file, err := os.Create(out.path)
+		if err == nil {
+			err = out.write(file)
+			if cerr := file.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "lab replay: write %s: %v\n", out.path, err)
+			return 1
+		}
 	}
 	return 0
 }
@@ -286,7 +327,7 @@ func dropLane(ctx context.Context, g globals, lane *services.Services, stderr io
 	c, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
 	var out strings.Builder
-	cl := cleaner.New(c, lane, g.lessons, &out)
+	cl := cleaner.New(c, lane, labs.BrokerNames(g.lessons), &out)
 	defer cl.Close()
 	cl.Namespace(c, lane.Names)
 	if cl.Failed() {

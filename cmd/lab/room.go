@@ -86,52 +86,13 @@ func cmdRoom(ctx context.Context, g globals, f roomFlags, stdout, stderr io.Writ
 		}
 		return 0
 	}
-	var cmds []room.Command
-	if f.gotoLesson != "" {
-		// A lesson nobody has is refused here, not sent to the room to be
-		// ignored on every screen.
-		ls, err := loadLessons(g)
-		if err != nil && partialLoad(err) == nil {
-			printErr(stderr, err)
-			return 1
-		}
-		if labs.Find(ls, f.gotoLesson) == nil {
-			fmt.Fprintf(stderr, "lab room --goto %s: no such lesson; give a number or an id from `lab list`\n", f.gotoLesson)
-			return 2
-		}
-		cmds = append(cmds, room.Command{Kind: room.Goto, Arg: f.gotoLesson, Target: f.to})
-	}
-	if f.say != "" {
-		cmds = append(cmds, room.Command{Kind: room.Say, Arg: f.say, Target: f.to})
-	}
-	if f.end != "" {
-		cmds = append(cmds, room.Command{Kind: room.End, Target: f.end})
-	}
-	if f.timer != "" {
-		c, err := room.Parse("timer "+f.timer, nil)
-		if err != nil {
-			fmt.Fprintf(stderr, "lab room --timer: %v\n", err)
-			return 2
-		}
-		cmds = append(cmds, c)
+	cmds, code := roomCommands(g, f, stderr)
+	if code != 0 {
+		return code
 	}
 	if f.reset != "" {
-		if p := services.NamespaceProblem(f.reset); p != "" {
-			fmt.Fprintf(stderr, "lab room --reset %s: not a participant's name: %s\n", f.reset, p)
-			return 2
-		}
-		fmt.Fprintf(stdout, "ending %s's session, then cleaning namespace %s\n", f.reset, f.reset)
-		rm.Audit(ctx, "lab room: reset "+f.reset)
-		cl := cleaner.New(ctx, svc, g.lessons, stdout)
-		err := rm.Reset(ctx, f.reset, func(ctx context.Context, ns string) { cl.Namespace(ctx, services.Names{NS: ns}) })
-		cl.Close()
-		if err != nil {
-			fmt.Fprintln(stderr, "lab room:", err)
-			return 1
-		}
-		fmt.Fprintf(stdout, "%s starts afresh on their next ssh\n", f.reset)
-		if cl.Failed() {
-			return 1
+		if code := roomReset(ctx, g, svc, rm, f.reset, stdout, stderr); code != 0 {
+			return code
 		}
 	}
 	for _, c := range cmds {
@@ -156,6 +117,70 @@ func cmdRoom(ctx context.Context, g globals, f roomFlags, stdout, stderr io.Writ
 		fmt.Fprintln(stderr, "lab room:", err)
 		return 1
 	}
+	return printRoom(name, ps, polls, f, stdout, stderr)
+}
+
+// roomCommands are the commands the flags send to every screen of the
+// room (--goto, --say, --end, --timer), checked here first.
+func roomCommands(g globals, f roomFlags, stderr io.Writer) ([]room.Command, int) {
+	var cmds []room.Command
+	if f.gotoLesson != "" {
+		// A lesson nobody has is refused here, not sent to the room to be
+		// ignored on every screen.
+		ls, err := loadLessons(g)
+		if err != nil && partialLoad(err) == nil {
+			printErr(stderr, err)
+			return nil, 1
+		}
+		if labs.Find(ls, f.gotoLesson) == nil {
+			fmt.Fprintf(stderr, "lab room --goto %s: no such lesson; give a number or an id from `lab list`\n", f.gotoLesson)
+			return nil, 2
+		}
+		cmds = append(cmds, room.Command{Kind: room.Goto, Arg: f.gotoLesson, Target: f.to})
+	}
+	if f.say != "" {
+		cmds = append(cmds, room.Command{Kind: room.Say, Arg: f.say, Target: f.to})
+	}
+	if f.end != "" {
+		cmds = append(cmds, room.Command{Kind: room.End, Target: f.end})
+	}
+	if f.timer != "" {
+		c, err := room.Parse("timer "+f.timer, nil)
+		if err != nil {
+			fmt.Fprintf(stderr, "lab room --timer: %v\n", err)
+			return nil, 2
+		}
+		cmds = append(cmds, c)
+	}
+	return cmds, 0
+}
+
+// roomReset ends participant who's session on every server of the room and
+// cleans their namespace (lab room --reset).
+func roomReset(ctx context.Context, g globals, svc *services.Services, rm *room.Room, who string, stdout, stderr io.Writer) int {
+	if p := services.NamespaceProblem(who); p != "" {
+		fmt.Fprintf(stderr, "lab room --reset %s: not a participant's name: %s\n", who, p)
+		return 2
+	}
+	fmt.Fprintf(stdout, "ending %s's session, then cleaning namespace %s\n", who, who)
+	rm.Audit(ctx, "lab room: reset "+who)
+	cl := cleaner.New(ctx, svc, labs.BrokerNames(g.lessons), stdout)
+	err := rm.Reset(ctx, who, func(ctx context.Context, ns string) { cl.Namespace(ctx, services.Names{NS: ns}) })
+	cl.Close()
+	if err != nil {
+		fmt.Fprintln(stderr, "lab room:", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "%s starts afresh on their next ssh\n", who)
+	if cl.Failed() {
+		return 1
+	}
+	return 0
+}
+
+// printRoom prints the room's participants and polls: as JSON, CSV (every
+// cell safe for a spreadsheet) or the instructor's table.
+func printRoom(name string, ps []room.Participant, polls []room.Poll, f roomFlags, stdout, stderr io.Writer) int {
 	switch {
 	case f.json:
 		// For the debrief: what the screen shows, whole.

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -19,7 +18,7 @@ import (
 	"github.com/rmlab/lab/internal/workshop"
 )
 
-const serveUsage = `usage: lab serve [--listen ADDR] [--host-key FILE] [--seats N] [--password-file FILE | --password-env VAR]
+const serveUsage = `usage: lab serve [--listen ADDR] [--advertise HOST:PORT] [--host-key FILE] [--seats N] [--password-file FILE | --password-env VAR]
                  [--participant-keys FILE] [--instructor-keys FILE] [--room NAME]
                  [--idle D] [--login-timeout D] [--own-broker] [--lessons DIR] [service flags]
 
@@ -45,6 +44,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	}
 	g.flags(fs)
 	listen := fs.String("listen", "127.0.0.1:2222", "address to accept SSH on")
+	advertise := fs.String("advertise", "", "HOST:PORT participants reach, when it is not --listen's (a published container port, a NAT); only said, never listened on")
 	hostKey := fs.String("host-key", "", "host key file, created on first start (default: the state directory)")
 	seats := fs.Int("seats", 0, "participants at once (default: what MySQL's free connections hold, at most 20)")
 	passEnv := fs.String("password-env", "LAB_WORKSHOP_PASSWORD", "environment variable holding the workshop password")
@@ -60,6 +60,10 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0 // asked for: the usage is the answer
 		}
+		return 2
+	}
+	if _, _, err := net.SplitHostPort(*advertise); *advertise != "" && err != nil {
+		fmt.Fprintf(stderr, "lab serve --advertise %q: give HOST:PORT, the address participants reach (%v)\n", *advertise, err)
 		return 2
 	}
 	if g.lessons != "" {
@@ -115,7 +119,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lab serve: no way for participants to log in: give --password-file FILE (the workshop password), export %s=..., or give --participant-keys FILE\n", *passEnv)
 		return 2
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := stopContext()
 	defer stop()
 	g.cfg.NoDocker = true // a workshop's servers are named, never containers of this process
 	svc, code := connect(ctx, g, stderr, true)
@@ -166,7 +170,12 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		srv.SetRoom(rm)
 		fmt.Fprintf(stdout, "lab serve: room %s in database %s; lab room --room %s shows it\n", *roomName, room.DBName(*roomName), *roomName)
 	}
-	fmt.Fprintf(stdout, "lab serve: %d seats on %s; participants run: ssh -p %s NAME@%s\n", *seats, ln.Addr(), portOf(ln.Addr()), hostOf(*listen))
+	host, port := hostOf(*listen), portOf(ln.Addr())
+	if *advertise != "" {
+		_, port, _ = net.SplitHostPort(*advertise) // checked at the start
+		host = hostOf(*advertise)
+	}
+	fmt.Fprintf(stdout, "lab serve: %d seats on %s; participants run: ssh -p %s NAME@%s\n", *seats, ln.Addr(), port, host)
 	go func() {
 		<-ctx.Done()
 		c, cancel := context.WithTimeout(context.Background(), 10*time.Second)

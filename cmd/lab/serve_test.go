@@ -77,7 +77,9 @@ func TestLabRoomResetEndsTheSessionCleansTheNamespaceAndForgetsTheProgress(t *te
 	aliceDB := services.Names{NS: alice}.Name(services.IdempotencyDB)
 	exists := func() bool {
 		var n int
-		db.QueryRow("SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME=?", aliceDB).Scan(&n)
+		if err := db.QueryRow("SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME=?", aliceDB).Scan(&n); err != nil {
+			t.Fatalf("is %s there: %v", aliceDB, err) // an error is no answer, not "gone"
+		}
 		return n == 1
 	}
 	for deadline := time.Now().Add(20 * time.Second); !exists(); time.Sleep(200 * time.Millisecond) {
@@ -328,4 +330,23 @@ func pidsWith(kv string) []string {
 		}
 	}
 	return out
+}
+
+// Behind a published port (docker compose's LAB_SSH_PORT) the lab cannot
+// see the port participants reach: --advertise names it, and the log line
+// an instructor copies says it. A malformed one is refused at the start.
+func TestServeSaysTheAdvertisedAddressParticipantsReach(t *testing.T) {
+	labtest.Connect(t)
+	if _, errOut, code := runLab(t, "serve", "--listen", freePort(t), "--advertise", "no-port"); code != 2 || !strings.Contains(errOut, "give HOST:PORT") {
+		t.Fatalf("--advertise no-port: exit %d, want 2 saying HOST:PORT\n%s", code, errOut)
+	}
+	_, out := runServe(t, []string{"LAB_WORKSHOP_PASSWORD=pw-adv", "XDG_STATE_HOME=" + t.TempDir()}, "--advertise", "HOST:12222", "--seats", "1")
+	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(out.String(), "participants run"); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("lab serve did not say where participants connect:\n%s", out.String())
+		}
+	}
+	if !strings.Contains(out.String(), "participants run: ssh -p 12222 NAME@HOST") {
+		t.Errorf("the log does not name the advertised port:\n%s", out.String())
+	}
 }

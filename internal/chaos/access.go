@@ -164,7 +164,8 @@ func (r *Run) makeBrokerUser(ctx context.Context) error {
 	if u, err := url.Parse(r.broker); err == nil && strings.TrimPrefix(u.Path, "/") != "" {
 		vhost, _ = url.PathUnescape(strings.TrimPrefix(u.Path, "/"))
 	}
-	c, cancel := context.WithTimeout(ctx, 20*time.Second)
+	// rabbitmqctl starts a VM each run: seconds each on a loaded machine.
+	c, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	users.Delete(c, name) // one a killed run left
 	p := permissionsOf(r.O.Own.Role, queue)

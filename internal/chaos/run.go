@@ -167,7 +167,8 @@ func (r *Run) setup(ctx context.Context) error {
 	r.server = server
 	r.broker = r.cfg.AMQP
 	if slices.Contains(r.O.Faults, RestartBroker) {
-		set, err := node.Start(c, node.Options{Namespace: r.O.Namespace, Nodes: 1})
+		_, boxed, _ := services.OwnNodes(c, r.cfg) // as a lesson's nodes are
+		set, err := node.Start(c, node.Options{Namespace: r.O.Namespace, Nodes: 1, Containers: boxed})
 		if err != nil {
 			return fmt.Errorf("start a broker node of the lab's own for restart-broker: %w (leave restart-broker out of --faults to run on %s)", err, r.cfg.From("amqp"))
 		}

@@ -10,18 +10,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 
-	lab "github.com/rmlab/lab"
 	"github.com/rmlab/lab/internal/broker"
-	"github.com/rmlab/lab/internal/progress"
 	"github.com/rmlab/lab/internal/services"
-	"github.com/rmlab/lab/labs"
-	"github.com/rmlab/lab/steps"
 )
 
 // Cleaner removes one namespace at a time and remembers whether anything
@@ -35,42 +28,55 @@ type Cleaner struct {
 	usersWhy          string       // why users is nil
 	out               io.Writer
 	failed            bool
+	// absent are the stores (databases, queues and exchanges, Redis keys)
+	// whose server is not running here at all, with why nothing of the
+	// lab's can be there: said, not a failure.
+	absent map[string]string
 }
 
-// New is a cleaner on svc that knows the names of the built-in lessons and
-// those in lessonsDir ("" for none), and reports each thing it did or left
-// on out.
-func New(ctx context.Context, svc *services.Services, lessonsDir string, out io.Writer) *Cleaner {
-	// Every folder the lab was ever given, not only this one: an
-	// instructor's lessons replayed in lanes last week left queues whose
-	// names only those files know.
-	dirs, _ := progress.LessonsFolders()
-	if lessonsDir != "" {
-		if abs, err := filepath.Abs(lessonsDir); err == nil && !slices.Contains(dirs, abs) {
-			dirs = append(dirs, abs)
-		}
+// Absent says that what (databases, queues and exchanges, Redis keys) has
+// no server running here, why: cleaning it is no failure.
+func (cl *Cleaner) Absent(what, why string) {
+	if cl.absent == nil {
+		cl.absent = map[string]string{}
 	}
-	var gone []string
-	for _, d := range dirs {
-		if _, err := os.Stat(d); err != nil {
-			gone = append(gone, d)
-		}
+	cl.absent[what] = why
+}
+
+// unreachable reports a store whose server did not answer: a failure,
+// unless it is absent.
+func (cl *Cleaner) unreachable(what string, err error) {
+	if why := cl.absent[what]; why != "" {
+		fmt.Fprintf(cl.out, "  none   %s: %s\n", what, why)
+		return
 	}
-	explicit := ""
-	if lessonsDir != "" {
-		explicit, _ = filepath.Abs(lessonsDir)
+	cl.Report("", fmt.Errorf("%s: %v", what, err))
+}
+
+// Names are the queues and exchanges (article names, not yet namespaced)
+// the lessons may have created in any namespace, as the lessons' loader
+// found them (labs.BrokerNames): the cleaner reads no lesson itself.
+type Names struct {
+	Queues, Exchanges []string
+	// Gone are lessons folders given to the lab before that no longer
+	// exist: the queues only they named are found by the broker's marks
+	// alone, and the cleaner says so.
+	Gone []string
+	// Err is why the folder given now did not load; the cleaner reports it.
+	Err error
+}
+
+// New is a cleaner on svc that removes the queues and exchanges names
+// lists (and, with the management API, those the broker's marks name), and
+// reports each thing it did or left on out.
+func New(ctx context.Context, svc *services.Services, names Names, out io.Writer) *Cleaner {
+	cl := &Cleaner{svc: svc, queues: names.Queues, exchanges: names.Exchanges, out: out, broker: broker.NewClient(svc.Config.AMQP)}
+	if names.Err != nil {
+		cl.Report("", names.Err)
 	}
-	queues, exchanges, err := brokerNames(slices.DeleteFunc(dirs, func(d string) bool { return slices.Contains(gone, d) }), explicit)
-	cl := &Cleaner{svc: svc, queues: queues, exchanges: exchanges, out: out, broker: broker.NewClient(svc.Config.AMQP)}
-	if err != nil {
-		cl.Report("", err)
-	}
-	if len(gone) > 0 {
-		_ = progress.ForgetLessons(gone)
-		if !svc.Info.Management {
-			fmt.Fprintf(out, "  note   the lessons folder(s) %s, given to the lab before, no longer exist: queues and exchanges only those lessons named are found by the broker's marks, which need the management API (rabbitmq-plugins enable rabbitmq_management)\n",
-				strings.Join(gone, ", "))
-		}
+	if len(names.Gone) > 0 && !svc.Info.Management {
+		fmt.Fprintf(out, "  note   the lessons folder(s) %s, given to the lab before, no longer exist: queues and exchanges only those lessons named are found by the broker's marks, which need the management API (rabbitmq-plugins enable rabbitmq_management)\n",
+			strings.Join(names.Gone, ", "))
 	}
 	if svc.Info.Management {
 		if m, err := broker.ManagementFor(svc.Config.AMQP, svc.Config.Management); err == nil {
@@ -148,7 +154,7 @@ func (cl *Cleaner) Namespace(ctx context.Context, names services.Names) {
 	fmt.Fprintf(cl.out, "cleaning %s\n", ns)
 
 	if svc.Info.MySQLErr != nil {
-		cl.Report("", fmt.Errorf("databases: %v", svc.Info.MySQLErr))
+		cl.unreachable("databases", svc.Info.MySQLErr)
 	} else {
 		for _, db := range []string{services.IdempotencyDB, services.OutboxDB} {
 			name := names.Name(db)
@@ -169,7 +175,7 @@ func (cl *Cleaner) Namespace(ctx context.Context, names services.Names) {
 	}
 
 	if svc.Info.AMQPErr != nil {
-		cl.Report("", fmt.Errorf("queues and exchanges: %v", svc.Info.AMQPErr))
+		cl.unreachable("queues and exchanges", svc.Info.AMQPErr)
 	} else {
 		// Queues first, then the exchanges they were bound to: what the
 		// lessons name, and what the broker's marks say the lab created
@@ -211,7 +217,7 @@ func (cl *Cleaner) Namespace(ctx context.Context, names services.Names) {
 	}
 
 	if svc.Info.RedisErr != nil {
-		cl.Report("", fmt.Errorf("Redis keys: %v", svc.Info.RedisErr))
+		cl.unreachable("Redis keys", svc.Info.RedisErr)
 	} else {
 		pat := names.RedisKey("lab:*")
 		n, err := svc.DeleteRedisKeys(ctx, pat)
@@ -249,59 +255,4 @@ func Namespaces(ctx context.Context, svc *services.Services) ([]services.Names, 
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].NS < out[j].NS })
 	return out, rows.Err()
-}
-
-// brokerNames are the queues and exchanges (article names) the lessons'
-// reset steps clear and declare steps create: every built-in lesson in both
-// languages, and an instructor's own in every folder the lab was given. (With the management
-// API, the broker's own marks add whatever else the lab created.)
-//
-// Only the folder given now (explicit) may report a load error: one
-// remembered from before may have changed since.
-func brokerNames(lessonsDirs []string, explicit string) (queues, exchanges []string, err error) {
-	qs, xs := map[string]bool{}, map[string]bool{}
-	var all []*lab.Lesson
-	for _, lang := range labs.Langs {
-		ls, _ := labs.Builtin(lang) // the built-in lessons always load (a test says so)
-		all = append(all, ls...)
-		for _, dir := range lessonsDirs {
-			mine, lerr := labs.LoadDir(dir, lang)
-			if lerr != nil && err == nil && dir == explicit {
-				err = lerr
-			}
-			all = append(all, mine...)
-		}
-	}
-	for _, l := range all {
-		for _, s := range l.Steps() {
-			if s.Kind == "declare" {
-				q, x := steps.Declared(s)
-				for _, n := range q {
-					qs[n] = true
-				}
-				for _, n := range x {
-					xs[n] = true
-				}
-			}
-			if s.Kind != "reset" {
-				continue
-			}
-			for _, q := range steps.SplitList(s.Attrs["queues"]) {
-				qs[q] = true
-			}
-			for _, x := range steps.SplitList(s.Attrs["exchanges"]) {
-				xs[x] = true
-			}
-		}
-	}
-	return sorted(qs), sorted(xs), err
-}
-
-func sorted(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -2,52 +2,36 @@ package cleaner_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
-	"slices"
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/rmlab/lab/internal/cleaner"
-	"github.com/rmlab/lab/internal/progress"
 	"github.com/rmlab/lab/internal/services"
 )
 
-const lesson = "# Mine\n\n```lesson\nid: mine\nnumber: 1\npart: broker\n```\n\n" +
-	"```declare\nexchange lanes.x type=fanout\nqueue lanes.q\nbind lanes.q lanes.x\n```\n\n" +
-	"```ledger variant=unsafe expect=\"applied once\"\nintended: 1\napplied: 1\n```\n\n" +
-	"```ledger variant=safe expect=\"applied once\"\nintended: 1\napplied: 1\n```\n"
-
-// An instructor's lessons replayed in lanes (alice_r2) and killed left
-// queues only those files name. lab clean, given no --lessons and no
-// management API, still names them: it remembers every folder the lab was
-// given. A folder since deleted is forgotten, and said.
-func TestCleanNamesTheQueuesOfEveryLessonsFolderTheLabWasGiven(t *testing.T) {
-	t.Setenv("XDG_STATE_HOME", t.TempDir())
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "01-mine.md"), []byte(lesson), 0o644); err != nil {
-		t.Fatal(err)
-	}
+// A laptop with Docker only has no MySQL, RabbitMQ or Redis running: lab
+// clean says there is nothing of the lab's there and does not fail. A
+// server that should answer and does not is still a failure.
+func TestAServerNotRunningHereIsNoFailureButOneThatShouldAnswerIs(t *testing.T) {
+	down := errors.New("connect: connection refused")
 	svc := &services.Services{Config: services.Config{AMQP: "amqp://guest:guest@127.0.0.1:1/"}}
-	var out strings.Builder
-	q, _ := cleaner.New(context.Background(), svc, "", &out).BrokerNames(services.Names{NS: "alice_r2"})
-	if slices.Contains(q, "lanes.q_alice_r2") {
-		t.Fatalf("a folder never given is named: %v", q)
-	}
-	if err := progress.RememberLessons(dir); err != nil {
-		t.Fatal(err)
-	}
-	q, x := cleaner.New(context.Background(), svc, "", &out).BrokerNames(services.Names{NS: "alice_r2"})
-	if !slices.Contains(q, "lanes.q_alice_r2") || !slices.Contains(x, "lanes.x_alice_r2") {
-		t.Fatalf("queues %v, exchanges %v: want lanes.q_alice_r2 and lanes.x_alice_r2", q, x)
-	}
-	os.RemoveAll(dir)
-	out.Reset()
-	cleaner.New(context.Background(), svc, "", &out)
-	if !strings.Contains(out.String(), dir) || !strings.Contains(out.String(), "no longer exist") {
-		t.Errorf("a folder that is gone is not said: %q", out.String())
-	}
-	if got, _ := progress.LessonsFolders(); len(got) != 0 {
-		t.Errorf("a folder that is gone is still remembered: %v", got)
+	svc.Info.MySQLErr, svc.Info.AMQPErr, svc.Info.RedisErr = down, down, down
+	for _, absent := range []bool{true, false} {
+		var out strings.Builder
+		cl := cleaner.New(context.Background(), svc, cleaner.Names{}, &out)
+		if absent {
+			for _, what := range []string{"databases", "queues and exchanges", "Redis keys"} {
+				cl.Absent(what, "no server runs at its default address")
+			}
+		}
+		cl.Namespace(context.Background(), services.Names{NS: "x"})
+		cl.Close()
+		if cl.Failed() == absent {
+			t.Errorf("absent %t: failed %t\n%s", absent, cl.Failed(), out.String())
+		}
+		if absent && strings.Count(out.String(), "none ") != 3 {
+			t.Errorf("the three stores not running are not each said:\n%s", out.String())
+		}
 	}
 }

@@ -20,7 +20,28 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	tclog "github.com/testcontainers/testcontainers-go/log"
 )
+
+// Images the lab starts: the versions docker-compose.yml pins too.
+const (
+	MySQLImage  = "mysql:8.4"
+	RabbitImage = "rabbitmq:4-management"
+	RedisImage  = "redis:7"
+)
+
+// NoReaper switches testcontainers' reaper (Ryuk) off unless the user set
+// it: the lab removes its own containers (on exit, on signals, and the sweep
+// of what a killed lab left), and Ryuk's image cannot be pulled everywhere.
+// Its log (a line per container step, with emoji) would land on the screen:
+// the lab says what it started itself.
+func NoReaper() {
+	if _, set := os.LookupEnv("TESTCONTAINERS_RYUK_DISABLED"); !set {
+		os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
+	}
+	tclog.SetDefault(tclog.NewNoopLogger())
+}
 
 // Labels every container the lab starts carries.
 const (
@@ -129,22 +150,29 @@ func (c Container) Name() string {
 
 // List is every container (running or not) that carries the lab's label.
 func (e Engine) List(ctx context.Context) ([]Container, error) {
+	var cs []Container
+	err := e.labelled(ctx, "/containers/json?all=1&", "containers", &cs)
+	return cs, err
+}
+
+// labelled GETs path with a filter on the lab's label and decodes the
+// engine's list into out.
+func (e Engine) labelled(ctx context.Context, path, what string, out any) error {
 	f, _ := json.Marshal(map[string][]string{"label": {LabelLab + "=1"}})
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://docker/containers/json?all=1&filters="+url.QueryEscape(string(f)), nil)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://docker"+path+"filters="+url.QueryEscape(string(f)), nil)
 	resp, err := e.client().Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("list the lab's containers on %s: %w", e.Socket, err)
+		return fmt.Errorf("list the lab's %s on %s: %w", what, e.Socket, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return nil, fmt.Errorf("list the lab's containers on %s: %s %s", e.Socket, resp.Status, strings.TrimSpace(string(b)))
+		return fmt.Errorf("list the lab's %s on %s: %s %s", what, e.Socket, resp.Status, strings.TrimSpace(string(b)))
 	}
-	var cs []Container
-	if err := json.NewDecoder(resp.Body).Decode(&cs); err != nil {
-		return nil, fmt.Errorf("list the lab's containers on %s: %w", e.Socket, err)
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return fmt.Errorf("list the lab's %s on %s: %w", what, e.Socket, err)
 	}
-	return cs, nil
+	return nil
 }
 
 // Remove stops and deletes a container with its anonymous volumes.
@@ -201,5 +229,75 @@ func (e Engine) Sweep(ctx context.Context, w io.Writer) (int, error) {
 		n++
 		fmt.Fprintf(w, "removed container %s (%s, %s) left by lab process %s, which is gone\n", c.Name(), c.Labels[LabelWhat], c.Image, c.Labels[LabelPID])
 	}
+	// Then the networks of its nodes in containers, now empty.
+	nets, err := e.Networks(ctx)
+	if err != nil {
+		return n, err
+	}
+	for _, nw := range nets {
+		if !Orphaned(Container{Labels: nw.Labels}) {
+			continue
+		}
+		if err := e.RemoveNetwork(ctx, nw.ID); err != nil {
+			return n, err
+		}
+		n++
+		fmt.Fprintf(w, "removed network %s (%s) left by lab process %s, which is gone\n", nw.Name, nw.Labels[LabelWhat], nw.Labels[LabelPID])
+	}
 	return n, nil
+}
+
+// do sends one request to the engine; codes are the statuses that mean it
+// went as asked.
+func (e Engine) do(ctx context.Context, method, path, what string, codes ...int) error {
+	req, _ := http.NewRequestWithContext(ctx, method, "http://docker"+path, nil)
+	resp, err := e.client().Do(req)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	defer resp.Body.Close()
+	for _, c := range codes {
+		if resp.StatusCode == c {
+			return nil
+		}
+	}
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	return fmt.Errorf("%s: %s %s", what, resp.Status, strings.TrimSpace(string(b)))
+}
+
+// Kill sends the container's process SIGKILL: nothing is flushed.
+func (e Engine) Kill(ctx context.Context, id string) error {
+	return e.do(ctx, http.MethodPost, "/containers/"+url.PathEscape(id)+"/kill?signal=KILL", "docker kill "+id, http.StatusNoContent)
+}
+
+// Stop sends SIGTERM and waits up to grace for the process to end (then
+// the engine kills it).
+func (e Engine) Stop(ctx context.Context, id string, grace time.Duration) error {
+	return e.do(ctx, http.MethodPost, fmt.Sprintf("/containers/%s/stop?t=%d", url.PathEscape(id), int(grace.Seconds())), "docker stop "+id,
+		http.StatusNoContent, http.StatusNotModified)
+}
+
+// Start starts a stopped container again, on its own filesystem.
+func (e Engine) Start(ctx context.Context, id string) error {
+	return e.do(ctx, http.MethodPost, "/containers/"+url.PathEscape(id)+"/start", "docker start "+id, http.StatusNoContent, http.StatusNotModified)
+}
+
+// Network is a network the lab created (the nodes of a cluster in
+// containers share one).
+type Network struct {
+	ID     string            `json:"Id"`
+	Name   string            `json:"Name"`
+	Labels map[string]string `json:"Labels"`
+}
+
+// Networks is every network that carries the lab's label.
+func (e Engine) Networks(ctx context.Context) ([]Network, error) {
+	var ns []Network
+	err := e.labelled(ctx, "/networks?", "networks", &ns)
+	return ns, err
+}
+
+// RemoveNetwork deletes a network (its containers must be gone).
+func (e Engine) RemoveNetwork(ctx context.Context, id string) error {
+	return e.do(ctx, http.MethodDelete, "/networks/"+url.PathEscape(id), "remove network "+id, http.StatusNoContent, http.StatusNotFound)
 }

@@ -64,7 +64,7 @@ func (s *scope) clean(ctx context.Context, out io.Writer) ([]string, error) {
 	}
 	cleaners := s.cleaners
 	if len(cleaners) == 0 {
-		cleaners = []*cleaner.Cleaner{cleaner.New(ctx, s.svc, "", out)}
+		cleaners = []*cleaner.Cleaner{cleaner.New(ctx, s.svc, cleaner.Builtin(), out)}
 	}
 	for _, cl := range cleaners {
 		for _, ns := range spaces {

@@ -36,7 +36,6 @@ import (
 
 	"github.com/rmlab/lab/internal/cleaner"
 	"github.com/rmlab/lab/internal/services"
-	"github.com/rmlab/lab/steps"
 )
 
 // process is this test process's state: its slot, a namespace-less
@@ -61,7 +60,7 @@ var process struct {
 func Main(m *testing.M) {
 	process.inMain.Store(true)
 	code := m.Run()
-	steps.StopOwnMySQL() // a lesson that read a binary log may have started one
+	services.StopOwnMySQL() // a lesson that read a binary log may have started one
 	if !finish() && code == 0 {
 		code = 1
 	}
@@ -184,10 +183,9 @@ type Env struct {
 	Svc *services.Services
 	NS  string
 
-	mu      sync.Mutex
-	scope   scope
-	report  *bytes.Buffer   // what the lab's cleaners said
-	lessons map[string]bool // the folders Lessons was given
+	mu     sync.Mutex
+	scope  scope
+	report *bytes.Buffer // what the lab's cleaners said
 }
 
 // byTest is each running test's Env made by Of.
@@ -365,26 +363,15 @@ func (e *Env) Lane(i int) *services.Services {
 	return l
 }
 
-// Lessons tells the cleanup about a lessons folder the test runs besides
-// the built-in lessons (a testdata folder, one the test writes), so that
-// the queues and exchanges its lessons declare are looked for too, as
-// `lab clean --lessons DIR` does. The folder is read now: it may be gone
-// by the time the cleanup runs.
-func (e *Env) Lessons(dir string) {
+// Lessons adds a cleaner for the queues and exchanges names lists (an
+// instructor's lessons folder's: labs.BrokerNames(dir)) to the test's
+// cleanup, besides the built-in lessons'. Read the folder now: it may be
+// gone by the time the cleanup runs.
+func (e *Env) Lessons(names cleaner.Names) {
 	e.T.Helper()
-	e.mu.Lock()
-	seen := e.lessons[dir]
-	if e.lessons == nil {
-		e.lessons = map[string]bool{}
-	}
-	e.lessons[dir] = true
-	e.mu.Unlock()
-	if seen {
-		return
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cl := cleaner.New(ctx, e.scope.svc, dir, e.report)
+	cl := cleaner.New(ctx, e.scope.svc, names, e.report)
 	e.mu.Lock()
 	e.scope.cleaners = append(e.scope.cleaners, cl)
 	e.mu.Unlock()

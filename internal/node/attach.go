@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rmlab/lab/internal/containers"
 	"github.com/rmlab/lab/internal/secret"
 )
 
@@ -60,7 +61,7 @@ func Attach(ctx context.Context, urls, control []string) (*Set, error) {
 	if len(urls) != 3 || len(control) == 0 {
 		return nil, fmt.Errorf("attach a cluster: want three URLs and a control command")
 	}
-	s := &Set{control: control}
+	s := &Set{ctl: commandControl(control)}
 	for i, u := range urls {
 		p, _ := url.Parse(u)
 		port, _ := strconv.Atoi(p.Port())
@@ -79,14 +80,43 @@ func Attach(ctx context.Context, urls, control []string) (*Set, error) {
 // service is node k's name in the compose file.
 func service(k int) string { return "rabbit" + strconv.Itoa(k) }
 
-// controlled runs the control command for node n and records its state.
+// control drives nodes that are not the lab's own processes: a cluster a
+// command drives (LAB_CLUSTER), or the lab's nodes as containers.
+type control interface {
+	// do kills, stops or starts node n.
+	do(ctx context.Context, verb string, n *Node) error
+	// command is what do runs, as a lesson shows it.
+	command(verb string, n *Node) string
+	// close is the set's end: an attached cluster's nodes are started
+	// again, the lab's containers removed.
+	close(s *Set) error
+}
+
+// commandControl is `CONTROL kill|stop|start rabbitN`.
+type commandControl []string
+
+func (c commandControl) do(ctx context.Context, verb string, n *Node) error {
+	args := append(append([]string(nil), c[1:]...), verb, n.Name)
+	out, err := exec.CommandContext(ctx, c[0], args...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s: %v\n%s", c.command(verb, n), err, strings.TrimSpace(secret.Scrub(string(out))))
+	}
+	return nil
+}
+
+func (c commandControl) command(verb string, n *Node) string {
+	return strings.Join(c, " ") + " " + verb + " " + n.Name
+}
+
+func (c commandControl) close(s *Set) error { return s.restore() }
+
+// controlled has the set's control kill, stop or start node n, and records
+// its state.
 func (s *Set) controlled(ctx context.Context, verb string, n *Node, after State) error {
 	c, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	args := append(append([]string(nil), s.control[1:]...), verb, n.Name)
-	out, err := exec.CommandContext(c, s.control[0], args...).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("%s %s: %v\n%s", strings.Join(s.control, " "), verb+" "+n.Name, err, strings.TrimSpace(secret.Scrub(string(out))))
+	if err := s.ctl.do(c, verb, n); err != nil {
+		return err
 	}
 	s.setState(n, after)
 	return nil
@@ -116,8 +146,8 @@ func (s *Set) restore() error {
 // the control command for an attached cluster, else the signal the lab
 // sends its own node.
 func (s *Set) Command(verb string, n *Node) string {
-	if s.control != nil {
-		return strings.Join(s.control, " ") + " " + verb + " " + n.Name
+	if s.ctl != nil {
+		return s.ctl.command(verb, n)
 	}
 	switch verb {
 	case "kill":
@@ -125,12 +155,23 @@ func (s *Set) Command(verb string, n *Node) string {
 	case "stop":
 		return "kill -TERM " + n.Name
 	}
-	return "start " + n.Name
+	return "rabbitmq-server " + n.Name
+}
+
+// Started is how the set's nodes were started, as a lesson shows it.
+func (s *Set) Started() string {
+	if b, ok := s.ctl.(*boxes); ok {
+		return fmt.Sprintf("docker run %s ×%d on network %s", containers.RabbitImage, len(s.nodes), b.network.Name)
+	}
+	return fmt.Sprintf("rabbitmq-server ×%d, data in %s", len(s.nodes), s.Dir)
 }
 
 // Attached reports whether the lab drives the set through a control
 // command (a cluster it did not start).
-func (s *Set) Attached() bool { return s.control != nil }
+func (s *Set) Attached() bool {
+	_, ok := s.ctl.(commandControl)
+	return ok
+}
 
 // Addr is the node's AMQP host:port.
 func (n *Node) Addr() string {

@@ -47,6 +47,9 @@ type Options struct {
 	Nodes     int    // 1, or 3 for a cluster
 	Dir       string // where sets live; default Dir()
 	Server    string // rabbitmq-server script; default Server()
+	// Containers: the nodes are containers of the lab's RabbitMQ image
+	// (StartContainers), not processes of the script.
+	Containers bool
 }
 
 // State is a node's state as the lab left it.
@@ -91,8 +94,8 @@ type Set struct {
 	epmdDone chan struct{}
 	lock     *os.File
 	server   string
-	control  []string // an attached cluster: the command that kills, stops and starts its nodes
-	scripts  string   // RABBITMQ_SCRIPTS_DIR of the slim home, "" for the installed one
+	ctl      control // nodes that are not processes of the lab's: what kills, stops and starts them
+	scripts  string  // RABBITMQ_SCRIPTS_DIR of the slim home, "" for the installed one
 	closed   bool
 }
 
@@ -144,6 +147,9 @@ func setName(ns string) string {
 // connections (a cluster forms while its nodes boot: each names the others
 // in its config). Call Close when done; it is safe after a failed Start.
 func Start(ctx context.Context, o Options) (*Set, error) {
+	if o.Containers {
+		return StartContainers(ctx, o)
+	}
 	// A port chosen free can be taken before the node binds it (by another
 	// node booting, or an outgoing connection's local port): try again
 	// with other ports.
@@ -442,7 +448,7 @@ func (s *Set) Kill(k int) error {
 	if err != nil {
 		return err
 	}
-	if s.control != nil {
+	if s.ctl != nil {
 		return s.controlled(context.Background(), "kill", n, Killed)
 	}
 	n.cmd.Process.Signal(syscall.SIGKILL)
@@ -459,7 +465,7 @@ func (s *Set) Stop(ctx context.Context, k int) error {
 	if err != nil {
 		return err
 	}
-	if s.control != nil {
+	if s.ctl != nil {
 		return s.controlled(ctx, "stop", n, Stopped)
 	}
 	n.cmd.Process.Signal(syscall.SIGTERM)
@@ -486,7 +492,7 @@ func (s *Set) Restart(ctx context.Context, k int) error {
 	if s.StateOf(n) == Running {
 		return fmt.Errorf("node %d is running", k)
 	}
-	if s.control != nil {
+	if s.ctl != nil {
 		if err := s.controlled(ctx, "start", n, Running); err != nil {
 			return err
 		}
@@ -505,14 +511,15 @@ func (s *Set) Closed() bool {
 	return s.closed
 }
 
-// Close kills every node and the epmd, and removes the set's folder. An
-// attached cluster is not the lab's: its nodes are started again instead.
+// Close kills every node and the epmd, and removes the set's folder; nodes
+// in containers are removed with their network. An attached cluster is not
+// the lab's: its nodes are started again instead.
 func (s *Set) Close() error {
-	if s.control != nil {
+	if s.ctl != nil {
 		s.mu.Lock()
 		s.closed = true
 		s.mu.Unlock()
-		return s.restore()
+		return s.ctl.close(s)
 	}
 	s.mu.Lock()
 	nodes := s.nodes

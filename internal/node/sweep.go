@@ -10,10 +10,11 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
-// Sweep removes the sets under base whose owner has gone (its lock is
-// free), their processes included: what a lab killed before it could clean
+// Sweep removes the sets under base whose owner has gone (its lock exists
+// and is free), their processes included: what a lab killed before it could clean
 // up left. It returns the folders removed.
 func Sweep(base string) ([]string, error) {
 	entries, err := os.ReadDir(base)
@@ -26,7 +27,11 @@ func Sweep(base string) ([]string, error) {
 	var removed []string
 	for _, e := range entries {
 		dir := filepath.Join(base, e.Name())
-		f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
+		// A folder without a lock is not a set (a test's folder of sets, a
+		// set whose owner has not yet claimed it): creating the lock here
+		// would take it from its owner, and removing the folder would take
+		// the files of every running set below it.
+		f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR, 0)
 		if err != nil {
 			continue
 		}
@@ -54,15 +59,29 @@ func Leftovers(base string) []int {
 	return out
 }
 
-// kill SIGKILLs every process marked with dir.
+// kill SIGKILLs every process marked with dir and waits (5 s at most)
+// until they are gone: a killed process lingers a moment while the kernel
+// tears it down, and whoever asked expects none left when kill returns.
 func kill(dir string) {
 	if dir == "" {
 		return
 	}
+	var left []proc
 	for _, p := range procs() {
 		if d, ok := p.marker(); ok && d == dir {
 			syscall.Kill(p.pid, syscall.SIGKILL)
+			left = append(left, p)
 		}
+	}
+	for deadline := time.Now().Add(5 * time.Second); len(left) > 0 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		still := left[:0]
+		for _, p := range left {
+			if d, ok := p.marker(); ok && d == dir {
+				still = append(still, p)
+			}
+		}
+		left = still
 	}
 }
 

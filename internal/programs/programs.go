@@ -42,7 +42,7 @@ var All = []Program{
 	{"executor", executor.Main, executor.Points, nil},
 	{"provider", provider.Main, provider.Points, nil},
 	{"redrive", redrive.Main, redrive.Points, parsed(redrive.ParseArgs)},
-	{"binlog-relay", binlog.Main, binlog.Points, parsed(binlog.ParseArgs)},
+	{"binlog-relay", binlogrelay.Main, binlogrelay.Points, parsed(binlogrelay.ParseArgs)},
 }
 
 func parsed[O any](parse func([]string) (O, error)) func([]string) error {

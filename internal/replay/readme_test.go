@@ -40,7 +40,7 @@ func TestTheReadmesDeadLetterExampleRunsAsWritten(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the README's example does not load:\n%v", err)
 	}
-	labEnv(t).Lessons(filepath.Dir(p)) // its queues and exchanges, for the cleanup
+	labEnv(t).Lessons(labs.BrokerNames(filepath.Dir(p))) // its queues and exchanges, for the cleanup
 	e := env(t)
 	lr := replay.Lesson(context.Background(), e, l, replay.Options{Caps: e.Svc.Info.Caps(), StepTimeout: time.Minute})
 	if !lr.Passed {
@@ -88,7 +88,7 @@ func TestAWorkshopsWorkerCapRefusesOneMoreWorkerAndSaysWhy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	labEnv(t).Lessons("../../ui/testdata/worker-lessons")
+	labEnv(t).Lessons(labs.BrokerNames("../../ui/testdata/worker-lessons"))
 	e := env(t)
 	capped := *e
 	capped.MaxWorkers = 1

@@ -69,6 +69,9 @@ type Options struct {
 	// Done, when set, is called with a lane's Env once its lesson ended
 	// (`lab replay` removes the lane's databases, queues and keys there).
 	Done func(env *steps.Env)
+	// Lang is the language of the lessons, and of the progress lines a
+	// person reads ("zh": 通过/失败/跳过); reports stay in English.
+	Lang string
 }
 
 // Alone reports whether a lesson must run with no other lesson beside it:
@@ -328,19 +331,19 @@ func progress(opt Options, l *lab.Lesson, lr LessonReport, n, of int) {
 	if opt.Progress == nil {
 		return
 	}
-	verdict := "PASS"
+	verdict := words(opt.Lang).pass
 	switch {
 	case lr.Skipped:
-		verdict = "SKIP"
+		verdict = words(opt.Lang).skip
 	case !lr.Passed:
-		verdict = "FAIL"
+		verdict = words(opt.Lang).fail
 	}
 	line := fmt.Sprintf("%s %2d %-28s %6.1fs", verdict, l.Number, l.ID, float64(lr.DurationMS)/1000)
 	if of > 1 {
 		line = fmt.Sprintf("[%*d/%d] ", len(strconv.Itoa(of)), n, of) + line
 	}
 	if lr.ExplainOnly {
-		line += "  (explain-only)"
+		line += words(opt.Lang).explainOnly
 	}
 	if lr.Why != "" {
 		line += "  " + lr.Why
@@ -459,7 +462,10 @@ func merge(parts []LessonReport, wall time.Duration) LessonReport {
 }
 
 // Summary is the last line a person reads.
-func (r Report) Summary() string {
+func (r Report) Summary() string { return r.SummaryIn("en") }
+
+// SummaryIn is Summary in lang ("zh" or English).
+func (r Report) SummaryIn(lang string) string {
 	var failed, skipped []string
 	for _, l := range r.Lessons {
 		switch {
@@ -469,14 +475,29 @@ func (r Report) Summary() string {
 			failed = append(failed, l.ID)
 		}
 	}
-	s := fmt.Sprintf("%d passed, %d failed", r.Passed, r.Failed)
+	w := words(lang)
+	s := fmt.Sprintf(w.summary, r.Passed, r.Failed)
 	if len(failed) > 0 {
-		s += " (" + strings.Join(failed, ", ") + ")"
+		s += fmt.Sprintf(w.which, strings.Join(failed, ", "))
 	}
 	if len(skipped) > 0 {
-		s += fmt.Sprintf(", %d skipped (%s: not every check ran; lab doctor says why)", len(skipped), strings.Join(skipped, ", "))
+		s += fmt.Sprintf(w.skipped, len(skipped), strings.Join(skipped, ", "))
 	}
 	return s
+}
+
+// progressWords are the words of the lines a person reads during a replay.
+type progressWords struct {
+	pass, fail, skip, explainOnly, summary, which, skipped string
+}
+
+func words(lang string) progressWords {
+	if lang == "zh" {
+		return progressWords{"通过", "失败", "跳过", "  （只讲解）",
+			"%d 课通过，%d 课失败", "（%s）", "，%d 课跳过（%s：没有跑完每一项检查；lab doctor 会说原因）"}
+	}
+	return progressWords{"PASS", "FAIL", "SKIP", "  (explain-only)",
+		"%d passed, %d failed", " (%s)", ", %d skipped (%s: not every check ran; lab doctor says why)"}
 }
 
 // AddUnloadable records lesson files that did not load (one error per file,

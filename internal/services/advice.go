@@ -10,15 +10,14 @@ import (
 )
 
 // advice says what went wrong reaching a service and how to fix it, by
-// what the error is: a wrong password is not a server to start (it used to
-// be answered "start it (start-stop-daemon…)"), nor is a host name that
-// does not resolve. flag names where the address comes from; start is the
+// what the error is: a wrong password is not a server to start, nor is a
+// host name that does not resolve. flag names where the address comes from; start is the
 // advice for a server that is not running.
 func advice(service, flag string, err error, start string) (what, fix string) {
 	var dns *net.DNSError
 	var ae *amqp.Error
 	switch {
-	case Code(err) == 1045 || errors.As(err, &ae) && ae.Code == amqp.AccessRefused ||
+	case Code(err) == ErAccessDenied || errors.As(err, &ae) && ae.Code == amqp.AccessRefused ||
 		strings.Contains(err.Error(), "ACCESS_REFUSED") || strings.Contains(err.Error(), "username or password not allowed"):
 		return service + " refused the login", "the server is up: check the user and password in " + flag
 	case errors.As(err, &dns):

@@ -41,6 +41,9 @@ type Config struct {
 	// Containers starts all three in containers even where local servers
 	// answer (--containers, LAB_CONTAINERS=1).
 	Containers bool
+	// Progress, when set, hears what takes seconds while the services are
+	// found: a container starting, a named server awaited.
+	Progress func(string)
 
 	from map[string]string // field → where its value came from, for messages
 }

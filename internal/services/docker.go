@@ -7,18 +7,18 @@ package services
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"reflect"
 	"strings"
 	"time"
 
 	lab "github.com/rmlab/lab"
 	"github.com/rmlab/lab/internal/containers"
+	"github.com/rmlab/lab/internal/secret"
 	"github.com/testcontainers/testcontainers-go"
-	tclog "github.com/testcontainers/testcontainers-go/log"
 	tcmysql "github.com/testcontainers/testcontainers-go/modules/mysql"
 	tcredis "github.com/testcontainers/testcontainers-go/modules/redis"
 	"github.com/testcontainers/testcontainers-go/wait"
@@ -26,9 +26,9 @@ import (
 
 // Images the lab starts: the versions docker-compose.yml pins too.
 const (
-	MySQLImage  = "mysql:8.4"
-	RabbitImage = "rabbitmq:4-management"
-	RedisImage  = "redis:7"
+	MySQLImage  = containers.MySQLImage
+	RabbitImage = containers.RabbitImage
+	RedisImage  = containers.RedisImage
 )
 
 // StartLimit bounds starting the three containers (a first MySQL start
@@ -39,18 +39,6 @@ const StartLimit = 3 * time.Minute
 func dockerAnswers(ctx context.Context) bool {
 	e, ok := containers.FromEnv()
 	return !ok || e.Answers(ctx) // a TCP engine: let testcontainers try it
-}
-
-// noReaper switches testcontainers' reaper (Ryuk) off unless the user set
-// it: the lab removes its own containers (Close, signals, and the sweep of
-// what a killed lab left), and Ryuk's image cannot be pulled everywhere.
-func noReaper() {
-	if _, set := os.LookupEnv("TESTCONTAINERS_RYUK_DISABLED"); !set {
-		os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
-	}
-	// Its log (a line per container step, with emoji) would land on the
-	// screen: the lab says what it started itself.
-	tclog.SetDefault(tclog.NewNoopLogger())
 }
 
 // sweep removes containers a lab that died left (SIGKILL), before this
@@ -69,7 +57,7 @@ func (s *Services) sweep(ctx context.Context) {
 // startContainers starts a container for each service that failed and
 // returns the errors that remain.
 func (s *Services) startContainers(ctx context.Context, errs []error) []error {
-	noReaper()
+	containers.NoReaper()
 	s.sweep(ctx)
 	ctx, cancel := context.WithTimeout(ctx, StartLimit)
 	defer cancel()
@@ -89,11 +77,21 @@ func (s *Services) startContainers(ctx context.Context, errs []error) []error {
 			left = append(left, err)
 			continue
 		}
+		why := "nothing answers at " + s.Config.addrOf(s.fieldOf(err))
+		if s.Config.Containers {
+			why = "containers asked for"
+		}
+		s.progress(fmt.Sprintf("%s: starting %s as a container of the lab's (a first start pulls the image; up to %s)", why, image, StartLimit))
 		if failed := start(ctx); failed != nil {
 			// Said where the service's own error was (lab doctor reads it
 			// there): the probe's error, then why no container took over.
 			e := &lab.Error{What: "a Docker engine answered but starting the container " + image + " failed", Err: failed,
 				Fix: "start the service yourself, or run `docker compose up -d mysql rabbitmq redis`"}
+			if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				// Ctrl-C while it started: nothing to fix, and what was
+				// started is removed on the way out.
+				e = &lab.Error{What: "stopped while the container " + image + " was starting; the lab removes what it started", Err: ctx.Err()}
+			}
 			*slot = errors.Join(err, e)
 			left = append(left, *slot)
 		}
@@ -103,7 +101,10 @@ func (s *Services) startContainers(ctx context.Context, errs []error) []error {
 
 func (s *Services) startMySQL(ctx context.Context) error {
 	start := time.Now()
-	c, err := tcmysql.Run(ctx, MySQLImage, tcmysql.WithPassword("lab"), tcmysql.WithUsername("root"), tcmysql.WithDatabase("mysql"),
+	// A password of its own: the lab hides every password it knows from
+	// what it prints, and a word like "lab" would hide every key that
+	// holds it.
+	c, err := tcmysql.Run(ctx, MySQLImage, tcmysql.WithPassword(rand.Text()), tcmysql.WithUsername("root"), tcmysql.WithDatabase("mysql"),
 		testcontainers.WithLabels(containers.Owner("mysql")))
 	if c != nil {
 		s.containers = append(s.containers, func() { _ = testcontainers.TerminateContainer(c) })
@@ -116,6 +117,7 @@ func (s *Services) startMySQL(ctx context.Context) error {
 		return err
 	}
 	s.Config.MySQL = strings.TrimSuffix(dsn, "mysql") // no default database
+	secret.Note(secret.KindDSN, s.Config.MySQL)
 	s.Config.from["mysql"] = "a container the lab started"
 	s.Info.MySQLErr = nil
 	ep, _ := c.Endpoint(ctx, "")
@@ -126,9 +128,13 @@ func (s *Services) startMySQL(ctx context.Context) error {
 func (s *Services) startRabbit(ctx context.Context) error {
 	// The generic container: the rabbitmq module lags the core library.
 	start := time.Now()
+	// guest, as the image's default, with a password of its own: the port
+	// is published on the machine, and guest/guest is everyone's.
+	pw := rand.Text()
 	c, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{
 		ContainerRequest: testcontainers.ContainerRequest{
 			Image:        RabbitImage,
+			Env:          map[string]string{"RABBITMQ_DEFAULT_PASS": pw},
 			ExposedPorts: []string{"5672/tcp", "15672/tcp"},
 			Labels:       containers.Owner("rabbitmq"),
 			WaitingFor:   wait.ForLog("Server startup complete").WithStartupTimeout(2 * time.Minute),
@@ -145,7 +151,8 @@ func (s *Services) startRabbit(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.Config.AMQP = "amqp://guest:guest@" + ep + "/"
+	s.Config.AMQP = "amqp://guest:" + pw + "@" + ep + "/"
+	secret.Note(secret.KindURL, s.Config.AMQP)
 	if m, err := c.PortEndpoint(ctx, "15672/tcp", "http"); err == nil {
 		s.Config.Management = m + "/"
 	}

@@ -7,10 +7,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	gomysql "github.com/go-sql-driver/mysql"
 	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/internal/plain"
 	"github.com/rmlab/lab/internal/secret"
 )
 
@@ -47,7 +49,7 @@ func Open(ctx context.Context, dsn, name string) (*sql.DB, error) {
 	if err := db.PingContext(pc); err != nil {
 		db.Close()
 		var me *gomysql.MySQLError
-		if errors.As(err, &me) && me.Number == 1049 {
+		if errors.As(err, &me) && me.Number == ErBadDB {
 			return nil, &lab.Error{What: fmt.Sprintf("database %s does not exist", name), Where: dc.Addr,
 				Fix: "run the lesson's reset step first: it creates the database"}
 		}
@@ -87,7 +89,7 @@ func Code(err error) uint16 {
 // statement may succeed if tried again.
 func Retryable(err error) bool {
 	c := Code(err)
-	return c == 1213 || c == 1205
+	return c == ErLockDeadlock || c == ErLockWaitTimeout
 }
 
 // QueueExists checks with a passive declare that the lesson declared queue
@@ -101,8 +103,20 @@ func QueueExists(ch *amqp.Channel, queue, amqpURL, who string) error {
 	case err == nil:
 		return nil
 	case errors.As(err, &ae) && ae.Code == amqp.NotFound:
-		return fmt.Errorf("queue %s does not exist at %s: the lesson declares its queues (run its earlier steps); the %s never creates one",
-			queue, secret.URL(amqpURL), who)
+		return QueueNotFound(ae, queue, secret.URL(amqpURL), who)
 	}
 	return fmt.Errorf("check queue %s: %w", queue, err)
+}
+
+// QueueNotFound words a 404 on a passive declare: RabbitMQ gives the same
+// code for a queue that is not there and for one whose process is down
+// (its node killed, or its recovery failed), which a lesson's earlier
+// steps cannot fix. The broker's reason is shown printable only.
+func QueueNotFound(ae *amqp.Error, queue, where, who string) error {
+	if strings.Contains(ae.Reason, "down or inaccessible") {
+		return fmt.Errorf("queue %s exists at %s but is unavailable (the broker says: %s); it serves again once its node is back: start the %s again then",
+			queue, where, plain.Line(ae.Reason, 200), who)
+	}
+	return fmt.Errorf("queue %s does not exist at %s: the lesson declares its queues (run its earlier steps); the %s never creates one",
+		queue, where, who)
 }

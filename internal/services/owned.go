@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	gomysql "github.com/go-sql-driver/mysql"
 
@@ -52,9 +53,21 @@ func DropOwned(ctx context.Context, db *sql.DB, name string) (dropped bool, err 
 	if _, err := c.ExecContext(ctx, "SET SESSION lock_wait_timeout = 10"); err != nil {
 		return false, err
 	}
-	if _, err := c.ExecContext(ctx, "DROP DATABASE `"+name+"`"); err != nil {
+	// MySQL 8 may choose a DROP DATABASE as a deadlock's victim when
+	// others run beside it (the data dictionary's locks): it is only asked
+	// again.
+	drop := func() error {
+		_, err := c.ExecContext(ctx, "DROP DATABASE `"+name+"`")
+		return err
+	}
+	err = drop()
+	for try := 0; try < 3 && Code(err) == ErLockDeadlock; try++ {
+		time.Sleep(time.Duration(100*(try+1)) * time.Millisecond)
+		err = drop()
+	}
+	if err != nil {
 		var me *gomysql.MySQLError
-		if errors.As(err, &me) && me.Number == 1205 {
+		if errors.As(err, &me) && me.Number == ErLockWaitTimeout {
 			return false, &lab.Error{What: fmt.Sprintf("database %s is in use by another session; it was not dropped", name), Where: "MySQL",
 				Fix: "finish or quit the other lab using this namespace, or pick another with --namespace", Err: err}
 		}

@@ -54,8 +54,9 @@ type Info struct {
 	Started           []string // services the lab started in containers: what, image, address, time taken
 	Swept             []string // containers a lab that died had left, removed before these started
 	BrokerControl     bool
-	OwnBroker         bool   // RabbitMQ's server script is here: the lab can start nodes of its own
+	OwnBroker         bool   // the lab can start RabbitMQ nodes of its own: from the server script here, or as containers
 	OwnBrokerNote     string // where, or why not
+	NodeContainers    bool   // its nodes are containers (Docker and no server script, or --containers)
 	// Binlog: the server writes a row-based binary log (log_bin ON,
 	// binlog_format ROW); OwnMySQL: the lab can start a server of its own
 	// that does (package dbnode), for lessons that need one.
@@ -130,11 +131,7 @@ func Connect(ctx context.Context, cfg Config, strict bool) (*Services, error) {
 	go func() { ch <- res{"mysql", s.connectMySQL(pctx)} }()
 	go func() { ch <- res{"amqp", s.probeAMQP(pctx)} }()
 	go func() { ch <- res{"redis", s.connectRedis(pctx)} }()
-	if server, err := node.Server(); err != nil {
-		s.Info.OwnBrokerNote = err.Error()
-	} else {
-		s.Info.OwnBroker, s.Info.OwnBrokerNote = true, "RabbitMQ nodes of its own, from "+server
-	}
+	s.Info.OwnBroker, s.Info.NodeContainers, s.Info.OwnBrokerNote = OwnNodes(ctx, cfg)
 	if urls, control, err := node.Cluster(); err != nil {
 		s.Info.OwnBrokerNote += "; " + err.Error()
 	} else if urls != nil {
@@ -158,11 +155,23 @@ func Connect(ctx context.Context, cfg Config, strict bool) (*Services, error) {
 				Fix: "start Docker, or point DOCKER_HOST at an engine (CI: bash .ci/docker up; eval \"$(.ci/docker env)\")"}
 		}
 		s.Close()
-		s = &Services{Config: cfg, Names: Names{NS: cfg.Namespace}, Info: Info{OwnBroker: s.Info.OwnBroker, OwnBrokerNote: s.Info.OwnBrokerNote, Cluster: s.Info.Cluster}}
+		s = &Services{Config: cfg, Names: Names{NS: cfg.Namespace}, Info: Info{OwnBroker: s.Info.OwnBroker, OwnBrokerNote: s.Info.OwnBrokerNote, NodeContainers: s.Info.NodeContainers, Cluster: s.Info.Cluster}}
 		s.Info.MySQLErr, s.Info.AMQPErr, s.Info.RedisErr = errWanted("MySQL"), errWanted("RabbitMQ"), errWanted("Redis")
 		errs = s.startContainers(ctx, []error{s.Info.MySQLErr, s.Info.AMQPErr, s.Info.RedisErr})
-	} else if len(errs) > 0 && dockerAnswers(ctx) && !cfg.NoDocker {
-		errs = s.startContainers(ctx, errs)
+	} else if len(errs) > 0 && !cfg.NoDocker && dockerAnswers(ctx) {
+		// A service the user named (a flag, a LAB_ variable) is never
+		// replaced by a container: it may still be booting (docker compose
+		// up without --wait), so it is awaited, and then it fails with its
+		// advice. Only the defaults fall back to containers.
+		var defaults []error
+		for _, err := range errs {
+			if field := s.fieldOf(err); field != "" && s.Config.From(field) != "default" {
+				s.awaitNamed(ctx, field) // its last error stays in Info
+			} else {
+				defaults = append(defaults, err)
+			}
+		}
+		errs = append(s.namedErrs(), s.startContainers(ctx, defaults)...)
 	}
 	if strict && len(errs) > 0 {
 		s.Close()
@@ -488,4 +497,29 @@ func (s *Services) DeleteRedisKeys(ctx context.Context, pattern string) (int, er
 		n++
 	}
 	return n, iter.Err()
+}
+
+// NodeOptions are the options of k nodes of the lab's own in this
+// namespace: processes of the server script, or containers.
+// OwnNodes says whether the lab can start RabbitMQ nodes of its own for
+// cfg, whether they are containers, and how (or why not), in a line: as
+// containers when asked (--containers), else from the server script, else
+// as containers where a Docker engine answers.
+func OwnNodes(ctx context.Context, cfg Config) (own, inContainers bool, note string) {
+	switch server, err := node.Server(); {
+	case cfg.Containers && !cfg.NoDocker:
+		// The container road taken whole: the lab's nodes too (the
+		// engine is checked where the services are started).
+		return true, true, "RabbitMQ nodes of its own as containers of " + containers.RabbitImage + " (containers asked for)"
+	case err == nil:
+		return true, false, "RabbitMQ nodes of its own, from " + server
+	case !cfg.NoDocker && dockerAnswers(ctx):
+		return true, true, "RabbitMQ nodes of its own as containers of " + containers.RabbitImage + " (" + err.Error() + ")"
+	default:
+		return false, false, err.Error()
+	}
+}
+
+func (s *Services) NodeOptions(k int) node.Options {
+	return node.Options{Namespace: s.Config.Namespace, Nodes: k, Containers: s.Info.NodeContainers}
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	amqp "github.com/rabbitmq/amqp091-go"
+
 	"github.com/rmlab/lab/internal/labtest"
 	"github.com/rmlab/lab/internal/services"
 )
@@ -121,7 +123,9 @@ func TestForeignDatabaseWithALabNameIsNeverDropped(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 	var n int
-	db.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA=? AND TABLE_NAME='precious'", name).Scan(&n)
+	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA=? AND TABLE_NAME='precious'", name).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
 	if n != 1 {
 		t.Fatal("the foreign database lost its table")
 	}
@@ -204,5 +208,60 @@ func TestAGuessedManagementAPIMustListThisBrokersAMQPPort(t *testing.T) {
 	}
 	if _, ok := services.AMQPListeners([]byte(`{"rabbitmq_version":"3.10.8"}`)); ok {
 		t.Error("an overview listing no listener was read as listing none for AMQP")
+	}
+}
+
+// On a machine with Docker and no RabbitMQ server script (a laptop with
+// Docker only), the lab's own nodes are containers without being asked;
+// with a server script, or told --no-docker, they are not.
+func TestWithoutAServerScriptTheLabsOwnNodesAreContainersWhereDockerAnswers(t *testing.T) {
+	labtest.Docker(t)
+	t.Setenv("LAB_OWN_BROKER", "")
+	t.Setenv("LAB_CONTAINERS", "")
+	script := path.Join(t.TempDir(), "rabbitmq-server")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		server, why string
+		noDocker    bool
+		want        bool
+	}{
+		{"/nonexistent/rabbitmq-server", "no script, Docker answers", false, true},
+		{"/nonexistent/rabbitmq-server", "no script, --no-docker", true, false},
+		{script, "a script, Docker answers", false, false},
+	} {
+		t.Setenv("LAB_RABBITMQ_SERVER", c.server)
+		cfg := services.Config{NoDocker: c.noDocker}.FromEnv()
+		svc, err := services.Connect(context.Background(), cfg, true)
+		if err != nil {
+			t.Fatalf("%s: %v", c.why, err)
+		}
+		info, opts := svc.Info, svc.NodeOptions(3)
+		svc.Close()
+		if info.NodeContainers != c.want || opts.Containers != c.want || opts.Nodes != 3 {
+			t.Errorf("%s: nodes as containers %t (options %+v), want %t; the lab says %q", c.why, info.NodeContainers, opts, c.want, info.OwnBrokerNote)
+		}
+		if c.want && (!info.OwnBroker || !strings.Contains(info.OwnBrokerNote, "as containers of")) {
+			t.Errorf("%s: own broker %t, %q", c.why, info.OwnBroker, info.OwnBrokerNote)
+		}
+	}
+}
+
+// RabbitMQ answers 404 both for a queue that is not there and for one whose
+// process is down (3.x's reason below, when the queue's node is killed): a
+// consumer that said "does not exist, run the earlier steps" of a queue
+// that exists sent the learner the wrong way. The broker's reason reaches
+// the terminal printable only.
+func TestAQueueWhoseProcessIsDownIsNotCalledMissing(t *testing.T) {
+	down := &amqp.Error{Code: amqp.NotFound, Reason: "NOT_FOUND - home node 'rabbit@n1' of durable queue 'orders' in vhost '/' is down or inaccessible\x1b]0;owned\x07"}
+	msg := services.QueueNotFound(down, "orders", "amqp://xxxxx:xxxxx@127.0.0.1:5672/", "consumer").Error()
+	if !strings.Contains(msg, "exists at") || !strings.Contains(msg, "unavailable") || strings.Contains(msg, "does not exist") ||
+		!strings.Contains(msg, "is down or inaccessible") || strings.ContainsAny(msg, "\x1b\x07") {
+		t.Errorf("a queue whose node is down: %q", msg)
+	}
+	gone := &amqp.Error{Code: amqp.NotFound, Reason: "NOT_FOUND - no queue 'orders' in vhost '/'"}
+	if msg := services.QueueNotFound(gone, "orders", "amqp://127.0.0.1:5672/", "consumer").Error(); !strings.Contains(msg, "does not exist") || !strings.Contains(msg, "run its earlier steps") {
+		t.Errorf("a queue that is not there: %q", msg)
 	}
 }

@@ -41,7 +41,7 @@ func Password() string {
 func DropLabUsers(ctx context.Context, server *sql.DB, ns string) ([]string, error) {
 	like := likeEscape(LabUserPrefix(ns)) + "%"
 	rows, err := server.QueryContext(ctx, "SELECT User, Host FROM mysql.user WHERE User LIKE ? AND User NOT LIKE ?", like, like+`\_%`)
-	if c := Code(err); c == 1142 || c == 1143 || c == 1044 {
+	if c := Code(err); c == ErTableAccessDenied || c == ErColumnAccessDenied || c == ErDBAccessDenied {
 		return nil, nil // a login that cannot read mysql.user never made users either
 	}
 	if err != nil {

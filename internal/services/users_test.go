@@ -32,7 +32,9 @@ func TestDropLabUsersDropsOneNamespacesUsersOnly(t *testing.T) {
 		t.Fatalf("dropped %q (%v), want only %s", dropped, err, mine)
 	}
 	var n int
-	db.QueryRow("SELECT COUNT(*) FROM mysql.user WHERE User IN (?, ?, ?)", mine, other, longer).Scan(&n)
+	if err := db.QueryRow("SELECT COUNT(*) FROM mysql.user WHERE User IN (?, ?, ?)", mine, other, longer).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
 	if n != 2 {
 		t.Fatalf("%d of the three users are left, want %s and %s", n, other, longer)
 	}

@@ -55,7 +55,7 @@ func RunChild(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	p := NewPoints(os.Stdin, os.Stdout, strings.Split(*pause, ","), func() { os.Exit(3) })
+	p := NewParent(os.Stdin, os.Stdout, strings.Split(*pause, ","), func() { os.Exit(3) })
 	p.Name = *name
 	if err := m(ctx, p, rest); err != nil {
 		p.Logf("error: %v", err)
@@ -70,7 +70,7 @@ func help(kind string, m Main) int {
 	fmt.Printf("lab worker %s [--name NAME] [--pause-at POINT,...] [flags]\n\n", kind)
 	fmt.Printf("pause points, in the order a message meets them (spawn pause-at=, wait until=):\n  %s\n\n",
 		strings.Join(PointsOf(kind), ", "))
-	p := NewPoints(strings.NewReader(""), io.Discard, nil, func() {})
+	p := NewParent(strings.NewReader(""), io.Discard, nil, func() {})
 	err := m(context.Background(), p, []string{"--help"})
 	var h *HelpError
 	if errors.As(err, &h) {

@@ -33,7 +33,7 @@ import (
 )
 
 // Main is a worker kind's entry point, run inside `lab worker KIND`.
-type Main func(ctx context.Context, p *Points, args []string) error
+type Main func(ctx context.Context, p *Parent, args []string) error
 
 var (
 	regMu    sync.Mutex
@@ -76,9 +76,10 @@ func Kinds() []string {
 	return out
 }
 
-// Points is the child side: it announces named points and pauses at the
-// ones the parent asked for.
-type Points struct {
+// Parent is a worker process's whole link to the lab that started it: it
+// announces named points and pauses at the ones the parent asked for, and
+// carries the log lines and notes the parent reads.
+type Parent struct {
 	Name  string // the lesson's name for this worker (--name)
 	mu    sync.Mutex
 	out   io.Writer
@@ -89,11 +90,11 @@ type Points struct {
 	armed map[string]bool // one-shot pauses the parent asked for while running
 }
 
-// NewPoints reads commands from in and writes events to out. pauseAt lists
+// NewParent reads commands from in and writes events to out. pauseAt lists
 // the points to pause at. On EOF from in, exit is called (os.Exit in a real
 // worker) so a worker never outlives the process that started it.
-func NewPoints(in io.Reader, out io.Writer, pauseAt []string, exit func()) *Points {
-	p := &Points{out: out, pause: map[string]bool{}, gocnt: make(chan struct{}, 16), armed: map[string]bool{}}
+func NewParent(in io.Reader, out io.Writer, pauseAt []string, exit func()) *Parent {
+	p := &Parent{out: out, pause: map[string]bool{}, gocnt: make(chan struct{}, 16), armed: map[string]bool{}}
 	for _, s := range pauseAt {
 		if s = strings.TrimSpace(s); s != "" {
 			p.pause[s] = true
@@ -119,7 +120,7 @@ func NewPoints(in io.Reader, out io.Writer, pauseAt []string, exit func()) *Poin
 
 // Reach announces point name; if the parent asked to pause there, it waits
 // until the parent says go (or kills the process, which is the point).
-func (p *Points) Reach(ctx context.Context, name string) error {
+func (p *Parent) Reach(ctx context.Context, name string) error {
 	p.armMu.Lock()
 	once := p.armed[name]
 	delete(p.armed, name)
@@ -139,7 +140,7 @@ func (p *Points) Reach(ctx context.Context, name string) error {
 
 // Logf writes a log line the parent shows to the learner, with every
 // password the process was given masked (secret.Scrub).
-func (p *Points) Logf(format string, args ...any) {
+func (p *Parent) Logf(format string, args ...any) {
 	s := secret.Scrub(fmt.Sprintf(format, args...))
 	for _, l := range strings.Split(s, "\n") {
 		if strings.HasPrefix(l, "@") {
@@ -152,7 +153,7 @@ func (p *Points) Logf(format string, args ...any) {
 // Note tells the parent that something happened to id (kind: committed,
 // published, applied, duplicate, …). Nothing shows it to a learner; a
 // caller that counts (lab chaos) reads it.
-func (p *Points) Note(kind, id string) {
+func (p *Parent) Note(kind, id string) {
 	if p == nil {
 		return
 	}
@@ -160,9 +161,9 @@ func (p *Points) Note(kind, id string) {
 }
 
 // Done tells the parent the worker finished normally.
-func (p *Points) Done() { p.line("@done") }
+func (p *Parent) Done() { p.line("@done") }
 
-func (p *Points) line(s string) {
+func (p *Parent) line(s string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	fmt.Fprintln(p.out, s)

@@ -15,7 +15,7 @@ import (
 // The test binary doubles as the worker: with LAB_WORKER_TEST_CHILD set it
 // runs `worker KIND ...` like the lab binary would.
 func TestMain(m *testing.M) {
-	Register("steps", func(ctx context.Context, p *Points, args []string) error {
+	Register("steps", func(ctx context.Context, p *Parent, args []string) error {
 		for _, pt := range []string{"first", "second", "third"} {
 			if err := p.Reach(ctx, pt); err != nil {
 				return err
@@ -25,7 +25,7 @@ func TestMain(m *testing.M) {
 		return nil
 	}, []string{"a", "b", "c"})
 	// ticks reaches "tick" and notes its count until stopped.
-	Register("ticks", func(ctx context.Context, p *Points, args []string) error {
+	Register("ticks", func(ctx context.Context, p *Parent, args []string) error {
 		for i := 1; ctx.Err() == nil; i++ {
 			if err := p.Reach(ctx, "tick"); err != nil {
 				return err

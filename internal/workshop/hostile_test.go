@@ -194,7 +194,9 @@ func TestAHugeWindowIsClampedAndTheServerLives(t *testing.T) {
 	time.Sleep(2 * time.Second)
 	grew := int64(heap()) - int64(before)
 	t.Logf("heap grew %d MB with a 10000×5000 pty and 200 resizes", grew>>20)
-	if grew > 200<<20 {
+	// Measured: 25 MB clamped; 215 MB without the width clamp, 274 MB
+	// without the height clamp. 100 MB sits between, with room for noise.
+	if grew > 100<<20 {
 		t.Errorf("the heap grew by %d MB for one session", grew>>20)
 	}
 	next := connect(t, addr, who(t, "ne"))
@@ -443,7 +445,9 @@ func TestResetFromTheRoomScreenEndsCleansAndForgets(t *testing.T) {
 	alice.ended(t)
 	tm.until(t, "the reset done", func(s string) bool { return strings.Contains(s, "sent: reset "+al) })
 	var n int
-	connectServices(t).MySQL.QueryRow("SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME=?", "blog_idempotency_lab_"+al).Scan(&n)
+	if err := connectServices(t).MySQL.QueryRow("SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME=?", "blog_idempotency_lab_"+al).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
 	if n != 0 {
 		t.Error("alice's database is still there")
 	}

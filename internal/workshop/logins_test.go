@@ -40,7 +40,9 @@ func TestAParticipantsLoginsReachTheirOwnDataOnly(t *testing.T) {
 	ctx := context.Background()
 	admin := testEnv(t).Svc.MySQL
 	var users int
-	admin.QueryRow("SELECT COUNT(*) FROM mysql.user WHERE User=?", services.ParticipantUser(an)).Scan(&users)
+	if err := admin.QueryRow("SELECT COUNT(*) FROM mysql.user WHERE User=?", services.ParticipantUser(an)).Scan(&users); err != nil {
+		t.Fatal(err)
+	}
 	if users != 1 {
 		t.Fatalf("alice's screen is open and MySQL has %d users %s, want 1", users, services.ParticipantUser(an))
 	}
@@ -117,7 +119,9 @@ func TestAParticipantsLoginsReachTheirOwnDataOnly(t *testing.T) {
 	if err := rm.Reset(c, an, func(ctx context.Context, ns string) { cleanNamespace(ctx, t, svc, ns, &out) }); err != nil {
 		t.Fatal(err)
 	}
-	admin.QueryRow("SELECT COUNT(*) FROM mysql.user WHERE User=?", services.ParticipantUser(an)).Scan(&users)
+	if err := admin.QueryRow("SELECT COUNT(*) FROM mysql.user WHERE User=?", services.ParticipantUser(an)).Scan(&users); err != nil {
+		t.Fatal(err)
+	}
 	if ok, _ := broker.VhostExists(ctx, svc.Config.AMQP, services.ParticipantVhost(an)); ok || users != 0 {
 		t.Errorf("after alice's reset: vhost left %v, MySQL users %d; the cleaner said:\n%s", ok, users, out.String())
 	}
@@ -140,7 +144,7 @@ func declare(ctx context.Context, amqpURL, queue string) (string, error) {
 
 // cleanNamespace is the room's reset's cleaning, as lab serve does it.
 func cleanNamespace(ctx context.Context, t *testing.T, svc *services.Services, ns string, out *strings.Builder) {
-	cl := cleaner.New(ctx, svc, "", out)
+	cl := cleaner.New(ctx, svc, cleaner.Builtin(), out)
 	defer cl.Close()
 	cl.Namespace(ctx, services.Names{NS: ns})
 }

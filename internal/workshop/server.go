@@ -6,7 +6,8 @@
 // Anything that arrives over SSH is hostile: auth.go decides who may log
 // in (and reads who the session is from the key that authenticated),
 // admission.go who gets a screen and what a connection may cost before
-// it has one, screen.go the screen itself, its bounded size and its end.
+// it has one, seat.go a participant's seat: the screen, its bounded size
+// and its end.
 package workshop
 
 import (

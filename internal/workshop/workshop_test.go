@@ -45,9 +45,9 @@ const password = "workshop-pw-42"
 func testEnv(t *testing.T) *labtest.Env {
 	t.Helper()
 	e := labtest.Of(t)
-	e.Lessons("testdata/node-lessons")
-	e.Lessons("../../ui/testdata/worker-lessons")
-	e.Lessons("../../ui/testdata/lessons")
+	e.Lessons(labs.BrokerNames("testdata/node-lessons"))
+	e.Lessons(labs.BrokerNames("../../ui/testdata/worker-lessons"))
+	e.Lessons(labs.BrokerNames("../../ui/testdata/lessons"))
 	return e
 }
 
@@ -214,7 +214,9 @@ func TestTwoParticipantsGetTheScreenEachInTheirOwnNamespace(t *testing.T) {
 	db := testEnv(t).Svc.MySQL
 	exists := func(name string) bool {
 		var n int
-		db.QueryRow("SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME=?", name).Scan(&n)
+		if err := db.QueryRow("SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME=?", name).Scan(&n); err != nil {
+			t.Fatalf("is %s there: %v", name, err) // an error is no answer, not "absent"
+		}
 		return n == 1
 	}
 	alice.in.Write([]byte("\r")) // lesson 1's reset

@@ -84,29 +84,19 @@ type job struct {
 }
 
 // Main is `lab worker batch-consumer`.
-func Main(ctx context.Context, p *worker.Points, args []string) error {
+func Main(ctx context.Context, p *worker.Parent, args []string) error {
 	o, err := ParseArgs(args)
 	if err != nil {
 		return err
 	}
-	cfg := services.Config{}.FromEnv()
-	names := services.Names{NS: cfg.Namespace}
-	db, err := services.OpenDB(ctx, cfg, o.DB)
+	w, err := services.OpenWorker(ctx, o.DB, services.PlainChannel)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	defer w.Close()
+	db, ch := w.DB, w.Ch
 	db.SetMaxOpenConns(o.Count + 1)
-	conn, err := services.OpenAMQP(ctx, cfg.AMQP)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	ch, err := conn.Channel()
-	if err != nil {
-		return fmt.Errorf("open an AMQP channel: %w", err)
-	}
-	queue := names.Name(o.Queue)
+	queue := w.Names.Name(o.Queue)
 	if err := ch.Qos(o.Count, 0, false); err != nil {
 		return fmt.Errorf("basic.qos prefetch %d: %w", o.Count, err)
 	}
@@ -140,10 +130,10 @@ func Main(ctx context.Context, p *worker.Points, args []string) error {
 		if j.tx, err = db.BeginTx(ctx, nil); err != nil {
 			return fmt.Errorf("START TRANSACTION: %w", err)
 		}
-		if _, err := j.tx.ExecContext(ctx, "INSERT INTO consumed_operation (consumer_name,business_key,event_id,user_id,amount) VALUES(?,?,?,?,?)", o.Consumer, j.m.BusinessKey, j.m.EventID, j.m.UserID, j.m.Amount); err != nil {
+		if _, err := j.tx.ExecContext(ctx, stmtMarkInsert, o.Consumer, j.m.BusinessKey, j.m.EventID, j.m.UserID, j.m.Amount); err != nil {
 			return fmt.Errorf("tag=%d: INSERT INTO consumed_operation: %w", j.d.DeliveryTag, err)
 		}
-		res, err := j.tx.ExecContext(ctx, "UPDATE points_account SET points=points+? WHERE user_id=?", j.m.Amount, j.m.UserID)
+		res, err := j.tx.ExecContext(ctx, stmtPointsUpdate, j.m.Amount, j.m.UserID)
 		if err != nil {
 			return fmt.Errorf("tag=%d: UPDATE points_account: %w", j.d.DeliveryTag, err)
 		}

@@ -81,7 +81,7 @@ func TestBatchCommitsAllThreeAndLeavesNothingAtTheBroker(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			svc := setup(t)
 			var out syncBuffer
-			p := worker.NewPoints(strings.NewReader(""), &out, nil, func() {})
+			p := worker.NewParent(strings.NewReader(""), &out, nil, func() {})
 			if err := batch.Main(context.Background(), p, []string{"--queue", "orders", "--count", "3", "--ack", mode}); err != nil {
 				t.Fatalf("%v\n%s", err, out.String())
 			}

@@ -1,4 +1,4 @@
-// Package binlog is the outbox relay that reads the database's binary log
+// Package binlogrelay is the outbox relay that reads the database's binary log
 // instead of polling the outbox table, as Debezium's outbox router does: no
 // claim, no lease, no status written back. Every committed insert into
 // outbox_event reaches it in commit order; it publishes each with the
@@ -21,7 +21,7 @@
 // and let the lab's user read it (REPLICATION SLAVE, REPLICATION CLIENT).
 // The log is read with github.com/go-mysql-org/go-mysql's replication
 // client, the MySQL replication protocol as a replica speaks it.
-package binlog
+package binlogrelay
 
 import (
 	"context"
@@ -96,7 +96,7 @@ type event struct {
 // relay is one running relay.
 type relay struct {
 	o       Options
-	p       *worker.Points
+	p       *worker.Parent
 	db      *sql.DB
 	dbName  string
 	ch      *amqp.Channel
@@ -106,19 +106,18 @@ type relay struct {
 }
 
 // Main is `lab worker binlog-relay`.
-func Main(ctx context.Context, p *worker.Points, args []string) error {
+func Main(ctx context.Context, p *worker.Parent, args []string) error {
 	o, err := ParseArgs(args)
 	if err != nil {
 		return err
 	}
-	cfg := services.Config{}.FromEnv()
-	names := services.Names{NS: cfg.Namespace}
-	db, err := services.OpenDB(ctx, cfg, o.DB)
+	w, err := services.OpenWorker(ctx, o.DB, services.ConfirmChannel)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	r := &relay{o: o, p: p, db: db, dbName: names.Name(o.DB), names: names}
+	defer w.Close()
+	cfg, db := w.Config, w.DB
+	r := &relay{o: o, p: p, db: db, dbName: w.Names.Name(o.DB), names: w.Names, ch: w.Ch}
 	pos, how, err := r.startPosition(ctx)
 	if err != nil {
 		return err
@@ -126,17 +125,6 @@ func Main(ctx context.Context, p *worker.Points, args []string) error {
 	cols, err := r.columns(ctx)
 	if err != nil {
 		return err
-	}
-	conn, err := services.OpenAMQP(ctx, cfg.AMQP)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	if r.ch, err = conn.Channel(); err != nil {
-		return fmt.Errorf("open an AMQP channel: %w", err)
-	}
-	if err := r.ch.Confirm(false); err != nil {
-		return fmt.Errorf("confirm.select: %w", err)
 	}
 	r.returns = r.ch.NotifyReturn(make(chan amqp.Return, 16))
 	syncer, err := newSyncer(ctx, cfg.MySQL, db)
@@ -256,7 +244,7 @@ func (r *relay) publish(ctx context.Context, e event) error {
 
 // save writes the position after the transaction handled.
 func (r *relay) save(ctx context.Context, pos gomysql.Position) error {
-	if _, err := r.db.ExecContext(ctx, "REPLACE INTO relay_position VALUES(?,?,?,NOW(6))", r.o.Key, pos.Name, pos.Pos); err != nil {
+	if _, err := r.db.ExecContext(ctx, stmtPositionSave, r.o.Key, pos.Name, pos.Pos); err != nil {
 		return fmt.Errorf("save the position %s:%d: %w", pos.Name, pos.Pos, err)
 	}
 	r.p.Logf("saved position %s:%d", pos.Name, pos.Pos)
@@ -268,7 +256,7 @@ func (r *relay) save(ctx context.Context, pos gomysql.Position) error {
 func (r *relay) startPosition(ctx context.Context) (gomysql.Position, string, error) {
 	var file string
 	var pos uint32
-	err := r.db.QueryRowContext(ctx, "SELECT file, pos FROM relay_position WHERE relay=?", r.o.Key).Scan(&file, &pos)
+	err := r.db.QueryRowContext(ctx, stmtPositionSelect, r.o.Key).Scan(&file, &pos)
 	switch {
 	case err == nil:
 		return gomysql.Position{Name: file, Pos: pos}, "the saved position", nil
@@ -282,7 +270,7 @@ func (r *relay) startPosition(ctx context.Context) (gomysql.Position, string, er
 	if err != nil {
 		return end, "", err
 	}
-	if _, err := r.db.ExecContext(ctx, "REPLACE INTO relay_position VALUES(?,?,?,NOW(6))", r.o.Key, end.Name, end.Pos); err != nil {
+	if _, err := r.db.ExecContext(ctx, stmtPositionSave, r.o.Key, end.Name, end.Pos); err != nil {
 		return end, "", fmt.Errorf("save the starting position: %w", err)
 	}
 	return end, "nothing saved: the log's end, saved now", nil
@@ -293,7 +281,7 @@ func (r *relay) startPosition(ctx context.Context) (gomysql.Position, string, er
 // older MySQL).
 func logEnd(ctx context.Context, db *sql.DB) (gomysql.Position, error) {
 	var last error
-	for _, q := range []string{"SHOW BINARY LOG STATUS", "SHOW MASTER STATUS"} {
+	for _, q := range []string{stmtLogStatus, stmtMasterStatus} {
 		rows, err := db.QueryContext(ctx, q)
 		if err != nil {
 			last = err
@@ -323,7 +311,7 @@ func logEnd(ctx context.Context, db *sql.DB) (gomysql.Position, error) {
 // columns are outbox_event's column names in table order: the log carries
 // values by position.
 func (r *relay) columns(ctx context.Context) ([]string, error) {
-	rows, err := r.db.QueryContext(ctx, "SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA=? AND TABLE_NAME='outbox_event' ORDER BY ORDINAL_POSITION", r.dbName)
+	rows, err := r.db.QueryContext(ctx, stmtColumns, r.dbName)
 	if err != nil {
 		return nil, fmt.Errorf("read outbox_event's columns: %w", err)
 	}
@@ -387,7 +375,7 @@ func newSyncer(ctx context.Context, dsn string, db *sql.DB) (*replication.Binlog
 		return nil, err
 	}
 	var version string
-	if err := db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version); err != nil {
+	if err := db.QueryRowContext(ctx, stmtVersion).Scan(&version); err != nil {
 		return nil, err
 	}
 	flavor := gomysql.MySQLFlavor
@@ -411,7 +399,7 @@ func plural(n int, what string) string {
 // isNoTable is MySQL's 1146, table does not exist.
 func isNoTable(err error) bool {
 	var me *dsnparse.MySQLError
-	return errors.As(err, &me) && me.Number == 1146
+	return errors.As(err, &me) && me.Number == services.ErNoSuchTable
 }
 
 // serverOf is where the DSN's server listens, for the replication client:

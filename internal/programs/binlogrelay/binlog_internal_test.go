@@ -1,4 +1,4 @@
-package binlog
+package binlogrelay
 
 import (
 	"strings"

@@ -96,9 +96,9 @@ import (
 	"strings"
 	"time"
 
-	gomysql "github.com/go-sql-driver/mysql"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/rmlab/lab/internal/services"
 	"github.com/rmlab/lab/internal/worker"
 	labsql "github.com/rmlab/lab/sql"
 )
@@ -106,7 +106,7 @@ import (
 // Points are the pause points `lab worker consumer` announces, in the order a
 // message meets them; a lesson's spawn pause-at= and wait until= are
 // checked against them when it loads.
-var Points = []string{"received", "poisoned", "failed", "after-park", "after-begin", "before-commit", "after-mark", "after-update", "after-commit", "after-mark-commit", "after-points-commit", "after-redis", "before-ack", "after-ack"}
+var Points = []string{"received", "poisoned", "failed", "after-park", "after-begin", "before-commit", "after-mark", "after-update", "after-commit", "after-mark-commit", "after-points-commit", "after-redis", "before-follow-up", "after-follow-up", "before-ack", "after-ack"}
 
 // Message is one event as the consumer sees it: a payment (points,
 // sms-task) or an order's new status (order-view). The JSON names are the
@@ -231,7 +231,7 @@ type Consumer struct {
 	Name     string        // consumer_name, e.g. points-award
 	Strategy Strategy
 	Effect   Effect
-	P        *worker.Points
+	P        *worker.Parent
 	// NS is the namespace names are sent in: the log shows the x-death
 	// history's queues by the lesson's names.
 	NS string
@@ -362,9 +362,8 @@ type execer interface {
 
 // insertMark writes the consumed_operation row. dup reports a 1062.
 func (h *handling) insertMark(ctx context.Context, x execer) (dup bool, err error) {
-	_, err = x.ExecContext(ctx, "INSERT INTO consumed_operation (consumer_name,business_key,event_id,user_id,amount) VALUES(?,?,?,?,?)",
-		h.c.Name, h.key(), h.m.EventID, h.m.UserID, h.m.Amount)
-	if errCode(err) == 1062 {
+	_, err = x.ExecContext(ctx, stmtMarkInsert, h.c.Name, h.key(), h.m.EventID, h.m.UserID, h.m.Amount)
+	if services.Code(err) == services.ErDupEntry {
 		return true, nil
 	}
 	if err != nil {
@@ -379,10 +378,10 @@ func (h *handling) effect(ctx context.Context, x execer) error {
 	case EffectOrderView:
 		return h.orderView(ctx, x)
 	case EffectSMSTask:
-		_, err := x.ExecContext(ctx, "INSERT INTO sms_task (task_id,user_id,body,status) VALUES(?,?,?,'NEW')",
+		_, err := x.ExecContext(ctx, stmtSMSTaskInsert,
 			h.c.Name+":"+h.m.BusinessKey, h.m.UserID,
 			fmt.Sprintf("Order paid: %d points are on their way (%s)", h.m.Amount, h.m.BusinessKey))
-		if errCode(err) == 1146 {
+		if services.Code(err) == services.ErNoSuchTable {
 			return fmt.Errorf("table sms_task does not exist in %s: the lesson creates it with sql/idempotency/sms_task.sql", h.c.DBName)
 		}
 		if err != nil {
@@ -390,7 +389,7 @@ func (h *handling) effect(ctx context.Context, x execer) error {
 		}
 		return nil
 	default:
-		res, err := x.ExecContext(ctx, "UPDATE points_account SET points=points+? WHERE user_id=?", h.m.Amount, h.m.UserID)
+		res, err := x.ExecContext(ctx, stmtPointsUpdate, h.m.Amount, h.m.UserID)
 		if err != nil {
 			return h.c.dbErr("UPDATE points_account", err)
 		}
@@ -407,17 +406,17 @@ func (h *handling) effect(ctx context.Context, x execer) error {
 // version (newer-version). A stale event sets h.stale and writes nothing.
 func (h *handling) orderView(ctx context.Context, x execer) error {
 	m := h.m
-	q := "UPDATE order_view SET status=?,version=? WHERE consumer=? AND order_id=?"
+	q := stmtOrderViewUpdate
 	shown := fmt.Sprintf("UPDATE order_view SET status='%s',version=%d WHERE consumer='%s' AND order_id=%d", m.Status, m.Version, h.c.Name, m.OrderID)
 	args := []any{m.Status, m.Version, h.c.Name, m.OrderID}
 	guard := h.c.Strategy == NewerVersion
 	if guard {
-		q += " AND version<?"
+		q = stmtOrderViewUpdateNewer
 		shown += fmt.Sprintf(" AND version<%d", m.Version)
 		args = append(args, m.Version)
 	}
 	res, err := x.ExecContext(ctx, q, args...)
-	if errCode(err) == 1146 {
+	if services.Code(err) == services.ErNoSuchTable {
 		return fmt.Errorf("table order_view does not exist in %s: the lesson creates it (consumer, order_id, status, version) with one row per consumer and order", h.c.DBName)
 	}
 	if err != nil {
@@ -433,7 +432,7 @@ func (h *handling) orderView(ctx context.Context, x execer) error {
 	// at this version or newer: read the row to tell which.
 	var status string
 	var held int64
-	err = x.QueryRowContext(ctx, "SELECT status,version FROM order_view WHERE consumer=? AND order_id=?", h.c.Name, m.OrderID).Scan(&status, &held)
+	err = x.QueryRowContext(ctx, stmtOrderViewSelect, h.c.Name, m.OrderID).Scan(&status, &held)
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("%w for order %d of consumer %s in %s: UPDATE matched 0 rows (insert the row first: INSERT INTO order_view VALUES('%s',%d,'NONE',0))",
 			ErrNoView, m.OrderID, h.c.Name, h.c.DBName, h.c.Name, m.OrderID)
@@ -515,9 +514,7 @@ func (h *handling) oneTx(ctx context.Context) (Result, error) {
 func (h *handling) compare(ctx context.Context) (Result, error) {
 	var ev string
 	var user, amount int64
-	err := h.c.DB.QueryRowContext(ctx,
-		"SELECT event_id,user_id,amount FROM consumed_operation WHERE consumer_name=? AND business_key=?",
-		h.c.Name, h.key()).Scan(&ev, &user, &amount)
+	err := h.c.DB.QueryRowContext(ctx, stmtMarkSelect, h.c.Name, h.key()).Scan(&ev, &user, &amount)
 	if err != nil {
 		return Result{}, h.c.dbErr("SELECT the stored consumed_operation row", err)
 	}
@@ -534,11 +531,9 @@ func (h *handling) compare(ctx context.Context) (Result, error) {
 }
 
 func (h *handling) recordConflict(ctx context.Context, ev string, user, amount int64) error {
-	const q = "INSERT INTO consumed_conflict (consumer_name,business_key,event_id,user_id,amount,stored_event_id,stored_user_id,stored_amount)" +
-		" VALUES(?,?,?,?,?,?,?,?) ON DUPLICATE KEY UPDATE seen=seen+1"
 	args := []any{h.c.Name, h.key(), h.m.EventID, h.m.UserID, h.m.Amount, ev, user, amount}
-	_, err := h.c.DB.ExecContext(ctx, q, args...)
-	if errCode(err) == 1146 {
+	_, err := h.c.DB.ExecContext(ctx, stmtConflictInsert, args...)
+	if services.Code(err) == services.ErNoSuchTable {
 		// The lesson did not create the table: create it from the same file.
 		ddl, ferr := labsql.File("idempotency/conflict.sql")
 		if ferr != nil {
@@ -549,7 +544,7 @@ func (h *handling) recordConflict(ctx context.Context, ev string, user, amount i
 				return h.c.dbErr("create consumed_conflict", err)
 			}
 		}
-		_, err = h.c.DB.ExecContext(ctx, q, args...)
+		_, err = h.c.DB.ExecContext(ctx, stmtConflictInsert, args...)
 	}
 	if err != nil {
 		return h.c.dbErr("record the conflict in consumed_conflict", err)
@@ -557,19 +552,11 @@ func (h *handling) recordConflict(ctx context.Context, ev string, user, amount i
 	return nil
 }
 
-func errCode(err error) uint16 {
-	var me *gomysql.MySQLError
-	if errors.As(err, &me) {
-		return me.Number
-	}
-	return 0
-}
-
 func (c *Consumer) dbErr(what string, err error) error {
-	switch errCode(err) {
-	case 1049:
+	switch services.Code(err) {
+	case services.ErBadDB:
 		return fmt.Errorf("%s: database %s does not exist: run the lesson's reset step (reset db=blog_idempotency_lab): %w", what, c.DBName, err)
-	case 1146:
+	case services.ErNoSuchTable:
 		return fmt.Errorf("%s: a table is missing in %s: run the lesson's reset step: %w", what, c.DBName, err)
 	}
 	return fmt.Errorf("%s in %s: %w", what, c.DBName, err)

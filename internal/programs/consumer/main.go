@@ -43,6 +43,11 @@ type Options struct {
 	// handling of some events take longer (a slow call), by event id.
 	Concurrency int
 	Slow        map[string]time.Duration
+	// FollowUp: a queue the consumer publishes the next stage's message to
+	// (with a confirm, after its commit, before its ack), for the messages
+	// FollowUpOn says (handled | applied).
+	FollowUp   string
+	FollowUpOn string
 }
 
 // PoisonModes are how the consumer settles a poison message: nack with
@@ -80,6 +85,8 @@ func ParseArgs(args []string) (Options, error) {
 	fs.IntVar(&o.MaxRetries, "max-retries", 0, "retries before a failed message is parked (the broker's count: x-delivery-count or x-death); 0: no cap")
 	fs.StringVar(&o.ParkQueue, "park-queue", "", "with --max-retries: the queue a message that used its retries is moved to (article name)")
 	fs.IntVar(&o.Concurrency, "concurrency", 1, "handlers side by side, each with one delivery (a thread pool); prefetch is raised to match")
+	fs.StringVar(&o.FollowUp, "follow-up", "", "publish each handled message's follow-up to this queue (article name; --queue only; points before-follow-up, after-follow-up)")
+	fs.StringVar(&o.FollowUpOn, "follow-up-on", "handled", "which messages get a follow-up: handled (applied or absorbed as a duplicate) or applied (a redelivery that meets the mark sends none)")
 	slow := fs.String("slow", "", "EVENT_ID=DURATION[,…]: handling these events waits that long first (a slow call)")
 	if err := fs.Parse(args); err != nil {
 		return o, worker.FlagError("lab worker consumer", fs, err)
@@ -137,6 +144,10 @@ func ParseArgs(args []string) (Options, error) {
 		return o, fmt.Errorf("lab worker consumer: --park-queue needs --max-retries N: without a cap nothing is ever parked")
 	case (len(o.Fail) > 0 || o.MaxRetries > 0) && o.Queue == "":
 		return o, fmt.Errorf("lab worker consumer: --fail and --max-retries need --queue: a retry is the broker delivering the message again")
+	case !validFollowUpOn(o.FollowUpOn):
+		return o, fmt.Errorf("lab worker consumer: --follow-up-on %q: use %s", o.FollowUpOn, strings.Join(FollowUpModes, " or "))
+	case o.FollowUp != "" && o.Queue == "":
+		return o, fmt.Errorf("lab worker consumer: --follow-up needs --queue: the follow-up goes out before the delivery's ack")
 	case o.Poison != "" && o.Queue == "":
 		return o, fmt.Errorf("lab worker consumer: --poison needs --queue: a poison message is one a queue keeps delivering")
 	}
@@ -161,7 +172,7 @@ func ParseArgs(args []string) (Options, error) {
 }
 
 // Main is `lab worker consumer`.
-func Main(ctx context.Context, p *worker.Points, args []string) error {
+func Main(ctx context.Context, p *worker.Parent, args []string) error {
 	o, err := ParseArgs(args)
 	if err != nil {
 		return err

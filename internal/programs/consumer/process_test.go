@@ -306,3 +306,32 @@ func TestConcurrentHandlersFinishOutOfQueueOrder(t *testing.T) {
 		})
 	}
 }
+
+// A consumer that stops after --count takes nothing more: it cancels before
+// settling its last delivery, so the broker pushes the next message to no
+// one about to leave. Pushed and requeued, that message would come back
+// marked redelivered and, on a single-active-consumer queue, behind the
+// messages the next consumer was given meanwhile (lesson 10's order).
+func TestAConsumerStoppingAtItsCountIsPushedNothingMore(t *testing.T) {
+	resetDB(t)
+	q, ch := queue(t)
+	body := map[string]any{"orderId": 42, "version": 2, "business_key": "order:42:paid", "user_id": 7, "amount": 10}
+	for _, id := range []string{"m1", "m2", "m3"} {
+		publish(t, ch, q, id, body)
+	}
+	c := spawn(t, "c", nil, "--strategy", "none", "--queue", q, "--count", "1")
+	if code := waitExit(t, c); code != 0 {
+		t.Fatalf("exit %d\n%s", code, output(c))
+	}
+	readyBecomes(t, ch, q, 2)
+	for _, want := range []string{"m2", "m3"} {
+		d, ok, err := ch.Get(services.Names{NS: nsOf(t)}.Name(q), true)
+		if err != nil || !ok {
+			t.Fatalf("basic.get: ok %v, %v", ok, err)
+		}
+		if d.MessageId != want || d.Redelivered {
+			t.Fatalf("next message %s redelivered=%v, want %s never delivered before (the consumer took more than its count)\n%s",
+				d.MessageId, d.Redelivered, want, output(c))
+		}
+	}
+}

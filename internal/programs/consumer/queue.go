@@ -39,13 +39,18 @@ func (c *Consumer) Consume(ctx context.Context, cfg services.Config, queue strin
 		return fmt.Errorf("basic.consume on %s: %w", queue, err)
 	}
 	c.logf("%s (%s) consuming %s, ack %s, prefetch %d%s", c.Name, c.Strategy, queue, o.Ack, o.Prefetch, handlers(o.Concurrency))
-	a := &acker{ch: ch, queue: queue}
+	a := &acker{ch: ch, queue: queue, cancel: sync.OnceFunc(func() { _ = ch.Cancel(tag, false) })}
 	if o.ParkQueue != "" {
-		a.parkQueue = names(cfg).Name(o.ParkQueue)
-		if a.park, a.returns, err = parkChannel(conn, cfg, a.parkQueue); err != nil {
+		if a.park, err = openConfirmChannel(conn, cfg, names(cfg).Name(o.ParkQueue), "parking"); err != nil {
 			return err
 		}
 		defer a.park.Close()
+	}
+	if o.FollowUp != "" {
+		if a.follow, err = openConfirmChannel(conn, cfg, names(cfg).Name(o.FollowUp), "follow-up"); err != nil {
+			return err
+		}
+		defer a.follow.Close()
 	}
 	// Handlers take deliveries from work, one at a time each: one handler
 	// is the ordinary consumer; --concurrency N runs N side by side, as a
@@ -61,11 +66,14 @@ func (c *Consumer) Consume(ctx context.Context, cfg services.Config, queue strin
 		}()
 	}
 	defer close(work)
-	handled, busy := 0, 0
+	handled, busy, taken := 0, 0, 0
 	stream := deliveries
 	for {
-		if busy == n {
-			stream = nil // every handler is busy: take no delivery until one is free
+		if busy == n || (o.Count > 0 && taken >= o.Count) {
+			// Every handler is busy: take no delivery until one is free. Or
+			// the count is taken: the consumer is cancelled before its last
+			// settle, which ends the stream; wait for the handlers.
+			stream = nil
 		} else {
 			stream = deliveries
 		}
@@ -89,9 +97,10 @@ func (c *Consumer) Consume(ctx context.Context, cfg services.Config, queue strin
 			handled++
 			if o.Count > 0 && handled >= o.Count {
 				c.logf("handled %s, stopping", countDeliveries(handled))
-				// Cancel first so nothing new is pushed; anything prefetched
-				// and unacked goes back to the queue when the channel closes.
-				_ = ch.Cancel(tag, false)
+				// Nothing new is pushed after the last settle (see acker);
+				// anything prefetched and unacked goes back to the queue
+				// when the channel closes.
+				a.cancel()
 				return nil
 			}
 		case d, ok := <-stream:
@@ -102,6 +111,9 @@ func (c *Consumer) Consume(ctx context.Context, cfg services.Config, queue strin
 				return fmt.Errorf("the delivery stream of %s ended (channel or connection closed)", queue)
 			}
 			busy++
+			if taken++; o.Count > 0 && taken == o.Count {
+				a.setLast(d.DeliveryTag)
+			}
 			work <- d
 		}
 	}
@@ -129,27 +141,15 @@ type acker struct {
 	mu    sync.Mutex
 	ch    *amqp.Channel
 	queue string
-	// When --park-queue is set: the confirm-mode channel parked copies go
-	// out on, the queue (namespaced), and its basic.returns.
-	park      *amqp.Channel
-	parkQueue string
-	returns   <-chan amqp.Return
-}
-
-// parkChannel opens the confirm-mode channel parked messages go out on,
-// after checking the parking queue exists (the lesson declares it).
-func parkChannel(conn *amqp.Connection, cfg services.Config, queue string) (*amqp.Channel, <-chan amqp.Return, error) {
-	ch, err := conn.Channel()
-	if err != nil {
-		return nil, nil, fmt.Errorf("open the parking channel: %w", err)
-	}
-	if err := services.QueueExists(ch, queue, cfg.AMQP, "consumer"); err != nil {
-		return nil, nil, fmt.Errorf("the parking queue: %w", err)
-	}
-	if err := ch.Confirm(false); err != nil {
-		return nil, nil, fmt.Errorf("confirm.select on the parking channel: %w", err)
-	}
-	return ch, ch.NotifyReturn(make(chan amqp.Return, 1)), nil
+	// The delivery that makes --count and the consumer's cancel: settling
+	// that delivery frees its prefetch slot, so the broker would push the
+	// next message to a consumer about to stop (which then goes back to the
+	// queue behind later ones, marked redelivered). The cancel goes first.
+	last   uint64
+	cancel func()
+	// When --park-queue is set: where a copy that used its retries goes;
+	// when --follow-up is: where the next stage's message goes.
+	park, follow *confirmChannel
 }
 
 func names(cfg services.Config) services.Names { return services.Names{NS: cfg.Namespace} }
@@ -161,6 +161,7 @@ func names(cfg services.Config) services.Names { return services.Names{NS: cfg.N
 func (a *acker) ack(tag uint64) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.lastGoes(tag)
 	if err := a.ch.Ack(tag, false); err != nil {
 		return err
 	}
@@ -171,13 +172,29 @@ func (a *acker) ack(tag uint64) error {
 func (a *acker) reject(tag uint64) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.lastGoes(tag)
 	return a.ch.Reject(tag, false)
 }
 
 func (a *acker) nack(tag uint64, requeue bool) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.lastGoes(tag)
 	return a.ch.Nack(tag, false, requeue)
+}
+
+func (a *acker) setLast(tag uint64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.last = tag
+}
+
+// lastGoes cancels the consumer before the last delivery is settled (with
+// a.mu held).
+func (a *acker) lastGoes(tag uint64) {
+	if a.last != 0 && tag == a.last && a.cancel != nil {
+		a.cancel()
+	}
 }
 
 func (c *Consumer) ackNow(ctx context.Context, a *acker, d amqp.Delivery) error {
@@ -309,6 +326,11 @@ func (c *Consumer) delivery(ctx context.Context, a *acker, d amqp.Delivery, o Op
 	c.logf("%s", res.Detail)
 	if c.P != nil {
 		c.P.Note(noteOf[res.Outcome], m.BusinessKey)
+	}
+	if followsUp(o, res.Outcome) {
+		if err := c.followUp(ctx, a.follow, d, m); err != nil {
+			return err
+		}
 	}
 	switch {
 	case acked:

@@ -80,34 +80,18 @@ func (c *Consumer) failed(ctx context.Context, a *acker, d amqp.Delivery, o Opti
 // the two leaves both: the parking queue's copy and a redelivery, which is
 // why whatever later moves parked messages back meets the consumer's key.
 func (c *Consumer) park(ctx context.Context, a *acker, d amqp.Delivery, attempts int64) error {
-	queue := a.parkQueue
 	h := amqp.Table{}
 	for k, v := range d.Headers {
 		h[k] = v
 	}
 	h["x-parked-after-attempts"] = attempts
-	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	a.mu.Lock()
-	dc, err := a.park.PublishWithDeferredConfirmWithContext(pctx, "", queue, true, false, amqp.Publishing{
+	err := a.park.publish(ctx, amqp.Publishing{
 		MessageId: d.MessageId, Body: d.Body, Headers: h, ContentType: d.ContentType, DeliveryMode: amqp.Persistent,
 	})
-	a.mu.Unlock()
 	if err != nil {
-		return fmt.Errorf("park tag %d in %s: %w", d.DeliveryTag, queue, err)
+		return fmt.Errorf("park tag %d: %w; the original stays unacked and comes back", d.DeliveryTag, err)
 	}
-	ok, err := dc.WaitContext(pctx)
-	if err != nil || !ok {
-		return fmt.Errorf("park tag %d in %s: no confirm (%v); the original stays unacked and comes back", d.DeliveryTag, queue, err)
-	}
-	// mandatory: a return comes before the ack, so it is here by now.
-	select {
-	case r := <-a.returns:
-		return fmt.Errorf("park tag %d: the broker returned the copy (%d %s): no queue %s took it; the original stays unacked and comes back",
-			d.DeliveryTag, r.ReplyCode, r.ReplyText, queue)
-	default:
-	}
-	c.logf("parked in %s after %d attempts (confirmed)", queue, attempts)
+	c.logf("parked in %s after %d attempts (confirmed)", a.park.queue, attempts)
 	if err := c.reach(ctx, "after-park"); err != nil {
 		return err
 	}
@@ -121,15 +105,17 @@ func failing(o Options, eventID string) bool { return slices.Contains(o.Fail, ev
 // routing key, and every x-death entry (a retry through a dead-letter loop
 // shows as "orders.wait expired 2, orders rejected 2").
 func (c *Consumer) history(d amqp.Delivery) string {
-	article := func(n string) string {
-		if c.NS != "" {
-			return strings.TrimSuffix(n, "_"+c.NS)
-		}
-		return n
-	}
-	s := fmt.Sprintf(" key=%s", article(d.RoutingKey))
+	s := fmt.Sprintf(" key=%s", c.article(d.RoutingKey))
 	if ds := broker.Deaths(d.Headers); len(ds) > 0 {
-		s += " x-death=[" + broker.DeathsText(ds, article) + "]"
+		s += " x-death=[" + broker.DeathsText(ds, c.article) + "]"
 	}
 	return s
+}
+
+// article is a name without this namespace's suffix, as lessons write it.
+func (c *Consumer) article(n string) string {
+	if c.NS != "" {
+		return strings.TrimSuffix(n, "_"+c.NS)
+	}
+	return n
 }

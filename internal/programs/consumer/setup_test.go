@@ -96,7 +96,7 @@ func newConsumer(t *testing.T, s consumer.Strategy, name string, effect consumer
 	t.Cleanup(closeAll)
 	out := &lockedBuffer{}
 	in, _ := io.Pipe() // never closed: the points never exit the test
-	c.P = worker.NewPoints(in, out, nil, func() {})
+	c.P = worker.NewParent(in, out, nil, func() {})
 	return c, out
 }
 

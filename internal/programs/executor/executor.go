@@ -36,12 +36,11 @@ type Executor struct {
 	DBName   string
 	Provider provider.Client
 	NoKey    bool // send no Idempotency-Key (the unsafe retry)
-	P        *worker.Points
+	P        *worker.Parent
 }
 
 // Main is `lab worker executor`.
-func Main(ctx context.Context, p *worker.Points, args []string) error {
-	cfg := services.Config{}.FromEnv()
+func Main(ctx context.Context, p *worker.Parent, args []string) error {
 	fs := flag.NewFlagSet("lab worker executor", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	base := fs.String("provider", "", "the SMS provider's base URL; lessons pass ${provider}")
@@ -53,13 +52,12 @@ func Main(ctx context.Context, p *worker.Points, args []string) error {
 	if *base == "" {
 		return fmt.Errorf("lab worker executor: --provider is required: the SMS provider's base URL, which `lab worker provider` logs when it listens (lessons pass ${provider})")
 	}
-	name := services.Names{NS: cfg.Namespace}.Name(*dbArticle)
-	db, err := services.OpenDB(ctx, cfg, *dbArticle)
+	w, err := services.OpenWorker(ctx, *dbArticle, services.NoChannel)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	e := &Executor{DB: db, DBName: name, Provider: provider.Client{Base: *base}, NoKey: *noKey, P: p}
+	defer w.Close()
+	e := &Executor{DB: w.DB, DBName: w.Names.Name(*dbArticle), Provider: provider.Client{Base: *base}, NoKey: *noKey, P: p}
 	n, err := e.Run(ctx)
 	if err != nil {
 		return err
@@ -109,9 +107,7 @@ func (e *Executor) logf(format string, args ...any) {
 // one sends the oldest NEW task.
 func (e *Executor) one(ctx context.Context) error {
 	var t Task
-	err := e.DB.QueryRowContext(ctx,
-		"SELECT task_id,user_id,body,attempts FROM sms_task WHERE status='NEW' ORDER BY task_id LIMIT 1").
-		Scan(&t.ID, &t.UserID, &t.Body, &t.Attempts)
+	err := e.DB.QueryRowContext(ctx, stmtNextTask).Scan(&t.ID, &t.UserID, &t.Body, &t.Attempts)
 	if errors.Is(err, sql.ErrNoRows) {
 		return errNone
 	}
@@ -119,7 +115,7 @@ func (e *Executor) one(ctx context.Context) error {
 		return fmt.Errorf("read sms_task in %s: %w (does the table exist? the lesson creates it with sql/idempotency/sms_task.sql)", e.DBName, err)
 	}
 	// Count the attempt before calling: the count survives a crash.
-	res, err := e.DB.ExecContext(ctx, "UPDATE sms_task SET attempts=attempts+1 WHERE task_id=? AND status='NEW'", t.ID)
+	res, err := e.DB.ExecContext(ctx, stmtClaim, t.ID)
 	if err != nil {
 		return fmt.Errorf("claim task %s: %w", t.ID, err)
 	}
@@ -151,8 +147,7 @@ func (e *Executor) one(ctx context.Context) error {
 	if err := e.reach(ctx, "after-call"); err != nil {
 		return err
 	}
-	res, err = e.DB.ExecContext(ctx,
-		"UPDATE sms_task SET status='SENT',provider_ref=? WHERE task_id=? AND status='NEW'", reply.MessageID, t.ID)
+	res, err = e.DB.ExecContext(ctx, stmtRecordSent, reply.MessageID, t.ID)
 	if err != nil {
 		return fmt.Errorf("record task %s as SENT: %w", t.ID, err)
 	}

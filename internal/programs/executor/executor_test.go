@@ -65,7 +65,7 @@ func newExecutor(t *testing.T, db *sql.DB, base string, noKey bool, pauseAt ...s
 	out := &lockedBuffer{}
 	in, _ := io.Pipe()
 	return &executor.Executor{DB: db, DBName: "test", Provider: provider.Client{Base: base}, NoKey: noKey,
-		P: worker.NewPoints(in, out, pauseAt, func() {})}, out
+		P: worker.NewParent(in, out, pauseAt, func() {})}, out
 }
 
 func TestExecutorSendsEveryNewTaskAndRecordsItSent(t *testing.T) {

@@ -25,7 +25,7 @@ func (pr *Producer) place(ctx context.Context) error {
 	o := pr.O
 	last := o.From + int64(o.Place) - 1
 	var next int64
-	err := pr.DB.QueryRowContext(ctx, "SELECT COALESCE(MAX(id),?) FROM purchase_order WHERE id BETWEEN ? AND ?",
+	err := pr.DB.QueryRowContext(ctx, stmtLastOrder,
 		o.From-1, o.From, last).Scan(&next)
 	if err != nil {
 		return fmt.Errorf("SELECT the last order placed: %w", err)
@@ -70,12 +70,11 @@ func (pr *Producer) placeOne(ctx context.Context, id int64) error {
 		return fmt.Errorf("START TRANSACTION: %w", err)
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, "INSERT INTO purchase_order VALUES(?,'PAID')", id); err != nil {
+	if _, err := tx.ExecContext(ctx, stmtOrderInsert, id, "PAID"); err != nil {
 		return fmt.Errorf("INSERT INTO purchase_order VALUES(%d,'PAID'): %w", id, err)
 	}
-	_, err = tx.ExecContext(ctx, "INSERT INTO outbox_event (event_id,aggregate_id,event_type,payload,status,available_at,created_at) "+
-		"VALUES (?,?,'OrderPaid',JSON_OBJECT('business_key',?,'user_id',?,'amount',1),'NEW',NOW(6),NOW(6))",
-		EventID(id), id, fmt.Sprintf("order:%d:paid", id), id)
+	_, err = tx.ExecContext(ctx, stmtEventInsert, EventID(id), id, "OrderPaid",
+		payload(paidPayload{BusinessKey: fmt.Sprintf("order:%d:paid", id), UserID: id, Amount: 1}))
 	if err != nil {
 		return fmt.Errorf("INSERT INTO outbox_event (%s): %w", EventID(id), err)
 	}
@@ -87,9 +86,8 @@ func (pr *Producer) placeOne(ctx context.Context, id int64) error {
 		if r.every <= 0 || id%int64(r.every) != 0 {
 			continue
 		}
-		_, err = tx.ExecContext(ctx, "INSERT INTO outbox_event (event_id,aggregate_id,event_type,payload,status,available_at,created_at) "+
-			"VALUES (?,?,'OrderPaid',JSON_OBJECT('business_key',?,'user_id',?,'amount',?),'NEW',NOW(6),NOW(6))",
-			EventID(id)+r.suffix, id, fmt.Sprintf("order:%d:paid", id), id, r.amount)
+		_, err = tx.ExecContext(ctx, stmtEventInsert, EventID(id)+r.suffix, id, "OrderPaid",
+			payload(paidPayload{BusinessKey: fmt.Sprintf("order:%d:paid", id), UserID: id, Amount: r.amount}))
 		if err != nil {
 			return fmt.Errorf("INSERT INTO outbox_event (%s%s): %w", EventID(id), r.suffix, err)
 		}
@@ -113,12 +111,12 @@ func OrderEventID(order int64, status string) string {
 // placeAndPay commits order id as CREATED with its event (version 1), then
 // in a second transaction as PAID with its event (version 2).
 func (pr *Producer) placeAndPay(ctx context.Context, id int64) error {
-	err := pr.orderTx(ctx, id, 1, "CREATED", "INSERT INTO purchase_order VALUES(?,'CREATED')")
+	err := pr.orderTx(ctx, id, 1, "CREATED", stmtOrderInsert, id, "CREATED")
 	if err != nil {
 		return err
 	}
 	pr.P.Note("committed", OrderEventID(id, "CREATED"))
-	if err := pr.orderTx(ctx, id, 2, "PAID", "UPDATE purchase_order SET status='PAID' WHERE id=?"); err != nil {
+	if err := pr.orderTx(ctx, id, 2, "PAID", stmtOrderPay, id); err != nil {
 		return err
 	}
 	pr.P.Note("committed", OrderEventID(id, "PAID"))
@@ -126,18 +124,17 @@ func (pr *Producer) placeAndPay(ctx context.Context, id int64) error {
 }
 
 // orderTx is one of an order's transactions: the order's row and its event.
-func (pr *Producer) orderTx(ctx context.Context, id, version int64, status, stmt string) error {
+func (pr *Producer) orderTx(ctx context.Context, id, version int64, status, stmt string, args ...any) error {
 	tx, err := pr.DB.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("START TRANSACTION: %w", err)
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, stmt, id); err != nil {
+	if _, err := tx.ExecContext(ctx, stmt, args...); err != nil {
 		return fmt.Errorf("order %d %s: %w", id, status, err)
 	}
-	_, err = tx.ExecContext(ctx, "INSERT INTO outbox_event (event_id,aggregate_id,event_type,payload,status,available_at,created_at) "+
-		"VALUES (?,?,?,JSON_OBJECT('orderId',?,'version',?,'status',?),'NEW',NOW(6),NOW(6))",
-		OrderEventID(id, status), id, "Order"+status[:1]+strings.ToLower(status[1:]), id, version, status)
+	_, err = tx.ExecContext(ctx, stmtEventInsert, OrderEventID(id, status), id, "Order"+status[:1]+strings.ToLower(status[1:]),
+		payload(orderPayload{OrderID: id, Version: version, Status: status}))
 	if err != nil {
 		return fmt.Errorf("INSERT INTO outbox_event (%s): %w", OrderEventID(id, status), err)
 	}
@@ -152,7 +149,7 @@ func (pr *Producer) orderTx(ctx context.Context, id, version int64, status, stmt
 
 // payCreated pays the orders of the range that are still CREATED.
 func (pr *Producer) payCreated(ctx context.Context, from, to int64) error {
-	rows, err := pr.DB.QueryContext(ctx, "SELECT id FROM purchase_order WHERE status='CREATED' AND id BETWEEN ? AND ?", from, to)
+	rows, err := pr.DB.QueryContext(ctx, stmtCreatedOrders, from, to)
 	if err != nil {
 		return fmt.Errorf("SELECT the orders left CREATED: %w", err)
 	}
@@ -165,7 +162,7 @@ func (pr *Producer) payCreated(ctx context.Context, from, to int64) error {
 	}
 	rows.Close()
 	for _, id := range ids {
-		if err := pr.orderTx(ctx, id, 2, "PAID", "UPDATE purchase_order SET status='PAID' WHERE id=?"); err != nil {
+		if err := pr.orderTx(ctx, id, 2, "PAID", stmtOrderPay, id); err != nil {
 			return err
 		}
 		pr.P.Note("committed", OrderEventID(id, "PAID"))

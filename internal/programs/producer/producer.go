@@ -140,43 +140,34 @@ type Producer struct {
 	DB    *sql.DB
 	Ch    *amqp.Channel
 	Names services.Names
-	P     *worker.Points
+	P     *worker.Parent
 
 	returns chan amqp.Return
 }
 
 // Main is `lab worker producer`.
-func Main(ctx context.Context, p *worker.Points, args []string) error {
+func Main(ctx context.Context, p *worker.Parent, args []string) error {
 	o, err := ParseArgs(args)
 	if err != nil {
 		return err
 	}
-	cfg := services.Config{}.FromEnv()
-	names := services.Names{NS: cfg.Namespace}
-	db, err := services.OpenDB(ctx, cfg, o.DB)
+	ch := services.PlainChannel
+	switch {
+	case o.Place > 0:
+		ch = services.NoChannel // places orders only
+	case o.Confirm:
+		ch = services.ConfirmChannel
+	}
+	w, err := services.OpenWorker(ctx, o.DB, ch)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	defer w.Close()
 	if o.Place > 0 {
-		return (&Producer{O: o, DB: db, Names: names, P: p}).place(ctx)
+		return (&Producer{O: o, DB: w.DB, Names: w.Names, P: p}).place(ctx)
 	}
-	conn, err := services.OpenAMQP(ctx, cfg.AMQP)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	ch, err := conn.Channel()
-	if err != nil {
-		return fmt.Errorf("open an AMQP channel: %w", err)
-	}
-	pr := &Producer{O: o, DB: db, Ch: ch, Names: names, P: p}
-	if o.Confirm {
-		if err := ch.Confirm(false); err != nil {
-			return fmt.Errorf("confirm.select: %w", err)
-		}
-	}
-	pr.returns = ch.NotifyReturn(make(chan amqp.Return, 16))
+	pr := &Producer{O: o, DB: w.DB, Ch: w.Ch, Names: w.Names, P: p}
+	pr.returns = w.Ch.NotifyReturn(make(chan amqp.Return, 16))
 	if o.Resend {
 		return pr.resend(ctx)
 	}
@@ -191,16 +182,15 @@ func (pr *Producer) orderThenPublish(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("START TRANSACTION: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, "INSERT INTO purchase_order VALUES(?,?)", o.Order, o.Status); err != nil {
+	if _, err := tx.ExecContext(ctx, stmtOrderInsert, o.Order, o.Status); err != nil {
 		tx.Rollback()
 		return fmt.Errorf("INSERT INTO purchase_order VALUES(%d,'%s'): %w", o.Order, o.Status, err)
 	}
 	pr.P.Logf("START TRANSACTION; INSERT INTO purchase_order VALUES(%d,'%s')", o.Order, o.Status)
 	if o.Outbox {
 		// The article's outbox statement; the payload is the event body.
-		_, err := tx.ExecContext(ctx, "INSERT INTO outbox_event (event_id,aggregate_id,event_type,payload,status,available_at,created_at) "+
-			"VALUES (?,?,'OrderPaid',JSON_OBJECT('event_id',?,'business_key',?,'user_id',?,'amount',?),'NEW',NOW(6),NOW(6))",
-			o.Msg.EventID, o.Order, o.Msg.EventID, o.Msg.BusinessKey, o.Msg.UserID, o.Msg.Amount)
+		_, err := tx.ExecContext(ctx, stmtEventInsert, o.Msg.EventID, o.Order, "OrderPaid",
+			payload(paidPayload{EventID: o.Msg.EventID, BusinessKey: o.Msg.BusinessKey, UserID: o.Msg.UserID, Amount: o.Msg.Amount}))
 		if err != nil {
 			tx.Rollback()
 			return fmt.Errorf("INSERT INTO outbox_event (%s): %w", o.Msg.EventID, err)
@@ -222,7 +212,7 @@ func (pr *Producer) resend(ctx context.Context) error {
 	// MySQL returns its binary JSON re-serialised (keys reordered, a space
 	// after each colon); MariaDB's JSON is LONGTEXT and comes back as
 	// stored. Either is the same JSON body for the consumer.
-	rows, err := pr.DB.QueryContext(ctx, "SELECT event_id, payload FROM outbox_event WHERE status='NEW' ORDER BY created_at, event_id")
+	rows, err := pr.DB.QueryContext(ctx, stmtNewEvents)
 	if err != nil {
 		return fmt.Errorf("SELECT the NEW outbox rows: %w", err)
 	}
@@ -294,7 +284,7 @@ func (pr *Producer) publish(ctx context.Context, id string, body []byte) error {
 		return err
 	}
 	if o.Outbox || o.Resend {
-		res, err := pr.DB.ExecContext(ctx, "UPDATE outbox_event SET status='SENT' WHERE event_id=? AND status='NEW'", id)
+		res, err := pr.DB.ExecContext(ctx, stmtMarkSent, id)
 		if err != nil {
 			return fmt.Errorf("mark %s SENT: %w", id, err)
 		}

@@ -44,7 +44,7 @@ func setup(t *testing.T) *services.Services {
 func run(t *testing.T, args ...string) (string, error) {
 	t.Helper()
 	var out syncBuffer
-	p := worker.NewPoints(strings.NewReader(""), &out, nil, func() {})
+	p := worker.NewParent(strings.NewReader(""), &out, nil, func() {})
 	err := producer.Main(context.Background(), p, args)
 	return out.String(), err
 }

@@ -21,7 +21,7 @@ var Points = []string{"listening", "sent", "replayed"}
 // Main is `lab worker provider [--listen ADDR]`. It reaches "listening" once
 // it accepts requests, then "sent" for every SMS sent and "replayed" for
 // every request answered from its Idempotency-Key record.
-func Main(ctx context.Context, p *worker.Points, args []string) error {
+func Main(ctx context.Context, p *worker.Parent, args []string) error {
 	fs := flag.NewFlagSet("lab worker provider", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	listen := fs.String("listen", "127.0.0.1:0", "address to listen on (default: a free loopback port)")

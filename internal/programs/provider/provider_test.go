@@ -84,7 +84,7 @@ func TestEachProviderListensOnItsOwnFreePortAndLogsIt(t *testing.T) {
 	for i := 0; i < 2; i++ {
 		in, _ := io.Pipe() // never closed: the worker keeps running until ctx ends
 		out, logged := io.Pipe()
-		p := worker.NewPoints(in, logged, nil, func() {})
+		p := worker.NewParent(in, logged, nil, func() {})
 		go provider.Main(ctx, p, nil)
 		found := make(chan string, 1)
 		go func() { // keep draining after the address is read

@@ -66,30 +66,22 @@ func ParseArgs(args []string) (Options, error) {
 }
 
 // Main is `lab worker redrive`.
-func Main(ctx context.Context, p *worker.Points, args []string) error {
+func Main(ctx context.Context, p *worker.Parent, args []string) error {
 	o, err := ParseArgs(args)
 	if err != nil {
 		return err
 	}
-	cfg := services.Config{}.FromEnv()
-	names := services.Names{NS: cfg.Namespace}
-	from, to := names.Name(o.From), names.Name(o.To)
-	conn, err := services.OpenAMQP(ctx, cfg.AMQP)
+	w, err := services.OpenWorker(ctx, "", services.ConfirmChannel)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	ch, err := conn.Channel()
-	if err != nil {
-		return fmt.Errorf("open an AMQP channel: %w", err)
-	}
+	defer w.Close()
+	ch := w.Ch
+	from, to := w.Names.Name(o.From), w.Names.Name(o.To)
 	for _, q := range []string{from, to} {
-		if err := services.QueueExists(ch, q, cfg.AMQP, "redrive"); err != nil {
+		if err := services.QueueExists(ch, q, w.Config.AMQP, "redrive"); err != nil {
 			return err
 		}
-	}
-	if err := ch.Confirm(false); err != nil {
-		return fmt.Errorf("confirm.select: %w", err)
 	}
 	moved := 0
 	for o.Count == 0 || moved < o.Count {
@@ -118,7 +110,7 @@ func Main(ctx context.Context, p *worker.Points, args []string) error {
 }
 
 // move publishes d's copy to queue, waits for its confirm, then acks d.
-func move(ctx context.Context, p *worker.Points, ch *amqp.Channel, d amqp.Delivery, queue string, timeout time.Duration) error {
+func move(ctx context.Context, p *worker.Parent, ch *amqp.Channel, d amqp.Delivery, queue string, timeout time.Duration) error {
 	h := amqp.Table{}
 	for k, v := range d.Headers {
 		if k == "x-death" || strings.HasPrefix(k, "x-first-death-") || strings.HasPrefix(k, "x-last-death-") {

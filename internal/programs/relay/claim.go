@@ -159,7 +159,7 @@ func (r *Relay) claimBatch(ctx context.Context, tx *sql.Tx, evs []Event, token s
 		return evs, nil
 	}
 	r.hooks.Logf("%s: claim: %d of %d selected rows were still NEW; keeping only those", r.cfg.Name, n, len(evs))
-	rows, err := tx.QueryContext(ctx, "SELECT event_id FROM outbox_event WHERE lease_token=?", token)
+	rows, err := tx.QueryContext(ctx, r.st.ClaimedIDs, token)
 	if err != nil {
 		return nil, err
 	}

@@ -30,7 +30,7 @@ const Usage = `lab worker relay [--name N] [--pause-at claim-locked,after-claim,
 // namespace come from the environment the lab passes (LAB_MYSQL_DSN,
 // LAB_AMQP_URL, LAB_NAMESPACE); names on the command line are the article's
 // and get the namespace here.
-func Main(ctx context.Context, p *worker.Points, args []string) error {
+func Main(ctx context.Context, p *worker.Parent, args []string) error {
 	fs := flag.NewFlagSet("lab worker relay", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var cfg Config

@@ -49,6 +49,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/rmlab/lab/internal/services"
+	labsql "github.com/rmlab/lab/sql"
 )
 
 // Pause points, in the order a pass reaches them.
@@ -64,7 +65,7 @@ const (
 // spawn pause-at= and wait until= are checked against them when it loads.
 var Points = []string{PointClaimLocked, PointAfterClaim, PointAfterPublish, PointAfterConfirm, PointAfterMark}
 
-// Hooks is where a pass announces its points and logs; worker.Points in a
+// Hooks is where a pass announces its points and logs; worker.Parent in a
 // `lab worker relay` process, nothing in the benchmark.
 type Hooks interface {
 	Reach(ctx context.Context, point string) error
@@ -72,7 +73,7 @@ type Hooks interface {
 }
 
 // noter is Hooks that also take notes of what happened to each event
-// (worker.Points: "published", "sent", "dead"), for a caller that counts,
+// (worker.Parent: "published", "sent", "dead"), for a caller that counts,
 // such as lab chaos.
 type noter interface{ Note(kind, id string) }
 
@@ -242,8 +243,7 @@ func (r *Relay) Counts() Counts {
 // the table lacks them; a lesson normally shows that step itself.
 func EnsureColumns(ctx context.Context, db *sql.DB) error {
 	var n int
-	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM information_schema.COLUMNS
-		WHERE TABLE_SCHEMA=DATABASE() AND TABLE_NAME='outbox_event' AND COLUMN_NAME='sent_at'`).Scan(&n); err != nil {
+	if err := db.QueryRowContext(ctx, labsql.Statement(FileHasColumns)).Scan(&n); err != nil {
 		return fmt.Errorf("look for the relay's columns: %w", err)
 	}
 	if n > 0 {

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	amqp "github.com/rabbitmq/amqp091-go"
+
 	"github.com/rmlab/lab/internal/amqpproxy"
 	"github.com/rmlab/lab/internal/programs/relay"
 )
@@ -166,5 +168,31 @@ func TestGracefulStopWhenIdleReturns(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A broker's basic.nack is no confirm: the event stays unsent, with the
+// reason, for a retry. The queue here refuses every message (x-max-length
+// 0, x-overflow reject-publish), which RabbitMQ answers with a nack.
+func TestANackedEventIsNotMarkedSentAndIsRetried(t *testing.T) {
+	f := setup(t)
+	full := f.queue + ".full"
+	ch := f.channel(t)
+	if _, err := ch.QueueDeclare(full, true, false, false, false, amqp.Table{"x-expires": int32(600000), "x-max-length": int32(0), "x-overflow": "reject-publish"}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.channel(t).QueueDelete(full, false, false, false) })
+	f.insert(t, 9)
+	h := &logHooks{}
+	r := f.relay(t, relay.Config{Name: "relay-A", SkipLocked: true, RoutingKey: full, BackoffSeconds: 60, Once: true}, nil, h)
+	if err := r.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	st, att, le := f.status(t, "order-9-created-v1")
+	if st == "SENT" || att != 1 || !strings.Contains(le, "nack") {
+		t.Fatalf("status %s after %d attempts, last_error %q; want not SENT after 1, saying nack\n%s", st, att, le, h.log())
+	}
+	if c := r.Counts(); c.Sent != 0 || c.Retried != 1 {
+		t.Errorf("counts %+v: want nothing sent, one retry", c)
 	}
 }

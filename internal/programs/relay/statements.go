@@ -21,6 +21,8 @@ const (
 	FileMarkSentBatch    = "outbox/relay_mark_sent_batch.sql"
 	FileMarkFailed       = "outbox/relay_mark_failed.sql"
 	FileLeaseScan        = "outbox/relay_lease_scan.sql"
+	FileClaimedIDs       = "outbox/relay_claimed_ids.sql"
+	FileHasColumns       = "outbox/relay_has_columns.sql"
 	skipLockedSuffix     = " SKIP LOCKED"
 	maxErrorLength       = 255
 	maxBackoffSeconds    = 300
@@ -36,6 +38,7 @@ type Statements struct {
 	MarkSentBatch    string
 	MarkFailed       string
 	LeaseScan        string
+	ClaimedIDs       string
 }
 
 // LoadStatements reads the embedded files. ordered picks the per-aggregate
@@ -67,7 +70,7 @@ func LoadStatements(ordered, skipLocked bool) (*Statements, error) {
 		dst  *string
 		name string
 	}{{&st.ClaimSelect, claim}, {&st.ClaimUpdate, FileClaimUpdate}, {&st.MarkSent, FileMarkSent}, {&st.ClaimUpdateBatch, FileClaimUpdateBatch}, {&st.MarkSentBatch, FileMarkSentBatch},
-		{&st.MarkFailed, FileMarkFailed}, {&st.LeaseScan, FileLeaseScan}} {
+		{&st.MarkFailed, FileMarkFailed}, {&st.LeaseScan, FileLeaseScan}, {&st.ClaimedIDs, FileClaimedIDs}} {
 		if *f.dst, err = one(f.name); err != nil {
 			return nil, err
 		}

@@ -64,8 +64,7 @@ func (h *handling) markFirst(ctx context.Context) (Result, error) {
 // pointsFirst checks for a mark, commits the effect, then the mark.
 func (h *handling) pointsFirst(ctx context.Context) (Result, error) {
 	var n int
-	if err := h.c.DB.QueryRowContext(ctx,
-		"SELECT COUNT(*) FROM consumed_operation WHERE consumer_name=? AND business_key=?", h.c.Name, h.key()).Scan(&n); err != nil {
+	if err := h.c.DB.QueryRowContext(ctx, stmtMarkCount, h.c.Name, h.key()).Scan(&n); err != nil {
 		return Result{}, h.c.dbErr("SELECT the mark", err)
 	}
 	if n > 0 {

@@ -132,7 +132,7 @@ func (st *seat) waitClosed(d time.Duration) {
 
 // watchIdle ends the session once no key has been pressed for idle. Only
 // key presses count: an SSH keepalive, or the screen's own ticking
-// redraws, used to keep a session forever.
+// redraws, would keep a session forever.
 func (st *seat) watchIdle() {
 	every := min(max(st.idle/10, 100*time.Millisecond), 5*time.Second)
 	t := time.NewTicker(every)
@@ -174,7 +174,7 @@ func (s *Server) program(sess ssh.Session) *tea.Program {
 				return fmt.Errorf("%q is not a participant's name: %s", name, p)
 			}
 			var out strings.Builder
-			cl := cleaner.New(ctx, s.cfg.Services, s.cfg.LessonsDir, &out)
+			cl := cleaner.New(ctx, s.cfg.Services, labs.BrokerNames(s.cfg.LessonsDir), &out)
 			defer cl.Close()
 			if err := rm.Reset(ctx, name, func(ctx context.Context, ns string) { cl.Namespace(ctx, services.Names{NS: ns}) }); err != nil {
 				return err

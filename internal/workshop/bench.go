@@ -1,4 +1,4 @@
-package bench
+package workshop
 
 import (
 	"bytes"
@@ -19,11 +19,10 @@ import (
 
 	"github.com/rmlab/lab/internal/room"
 	"github.com/rmlab/lab/internal/services"
-	"github.com/rmlab/lab/internal/workshop"
 )
 
-// WorkshopOptions are `lab bench workshop`'s flags.
-type WorkshopOptions struct {
+// BenchOptions are `lab bench workshop`'s flags.
+type BenchOptions struct {
 	Sessions int           // participants at once
 	Lesson   string        // the lesson each walks (id)
 	Keys     int           // keys each presses
@@ -37,8 +36,8 @@ type WorkshopOptions struct {
 	Room, Watch bool
 }
 
-// WorkshopResult is what `lab bench workshop` prints.
-type WorkshopResult struct {
+// BenchResult is what `lab bench workshop` prints.
+type BenchResult struct {
 	Sessions  int     `json:"sessions"`
 	Keys      int     `json:"keys"`
 	P50MS     float64 `json:"key_to_frame_p50_ms"`
@@ -52,31 +51,30 @@ type WorkshopResult struct {
 	Namespace string  `json:"namespace_prefix"`
 }
 
-func (r WorkshopResult) String() string {
+func (r BenchResult) String() string {
 	return fmt.Sprintf("%d sessions, %d keys: key→frame p50 %.1f ms, p99 %.1f ms, max %.1f ms; CPU %.0f%% of a core; peak RSS %.0f MB; peak workers %d; %.1f s",
 		r.Sessions, r.Keys, r.P50MS, r.P99MS, r.MaxMS, r.CPUPct, r.RSSMB, r.Workers, r.WallS)
 }
 
-// Workshop serves the lab over SSH in this process (the workshop package,
-// as `lab serve` does) and opens Sessions real SSH sessions that each walk
+// Bench serves the lab over SSH in this process (as `lab serve` does) and opens Sessions real SSH sessions that each walk
 // a lesson with key presses, its real steps and workers included; for every
 // key it measures the time until the server's next output arrives.
-func Workshop(ctx context.Context, cfg services.Config, o WorkshopOptions) (WorkshopResult, error) {
+func Bench(ctx context.Context, cfg services.Config, o BenchOptions) (BenchResult, error) {
 	if o.Sessions < 1 || o.Keys < 1 {
-		return WorkshopResult{}, fmt.Errorf("lab bench workshop: --sessions and --keys must be at least 1")
+		return BenchResult{}, fmt.Errorf("lab bench workshop: --sessions and --keys must be at least 1")
 	}
 	cfg.NoDocker = true
 	c, cancel := context.WithTimeout(ctx, 10*time.Second)
 	svc, err := services.Connect(c, cfg, true)
 	cancel()
 	if err != nil {
-		return WorkshopResult{}, err
+		return BenchResult{}, err
 	}
 	defer svc.Close()
 	svc.MySQL.SetMaxOpenConns(o.Sessions * 8)
 	state, err := os.MkdirTemp("", "labbenchws")
 	if err != nil {
-		return WorkshopResult{}, err
+		return BenchResult{}, err
 	}
 	defer os.RemoveAll(state)
 	os.Setenv("XDG_STATE_HOME", state) // the participants' progress, thrown away after
@@ -84,14 +82,14 @@ func Workshop(ctx context.Context, cfg services.Config, o WorkshopOptions) (Work
 	// Every client dials from 127.0.0.1 in the same second, as a class
 	// behind one NAT all pressing enter at once: the per-address cap on
 	// connections not yet logged in (64 by default) would refuse the 65th.
-	srv, err := workshop.New(workshop.Config{HostKey: filepath.Join(state, "host"), Seats: o.Sessions, Password: pw,
+	srv, err := New(Config{HostKey: filepath.Join(state, "host"), Seats: o.Sessions, Password: pw,
 		Services: svc, Binary: o.Binary, Lang: "en", Start: o.Lesson, MaxWorkers: 8, PendingPerAddress: max(64, o.Sessions)})
 	if err != nil {
-		return WorkshopResult{}, err
+		return BenchResult{}, err
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return WorkshopResult{}, err
+		return BenchResult{}, err
 	}
 	go srv.Serve(ln)
 	defer func() {
@@ -104,7 +102,7 @@ func Workshop(ctx context.Context, cfg services.Config, o WorkshopOptions) (Work
 	if o.Room || o.Watch {
 		rm, err := room.Open(ctx, svc.MySQL, svc.Config.MySQL, prefix, "bench")
 		if err != nil {
-			return WorkshopResult{}, err
+			return BenchResult{}, err
 		}
 		defer func() {
 			rm.Close()
@@ -114,7 +112,7 @@ func Workshop(ctx context.Context, cfg services.Config, o WorkshopOptions) (Work
 		if o.Watch {
 			stop := make(chan struct{})
 			defer close(stop)
-			go mirror(ctx, rm, prefix+"0", stop)
+			go benchMirror(ctx, rm, prefix+"0", stop)
 		}
 	}
 	cpu0, t0 := cpuTicks(), time.Now()
@@ -138,14 +136,14 @@ func Workshop(ctx context.Context, cfg services.Config, o WorkshopOptions) (Work
 	}()
 	// Whatever ends the run (a session that failed too), the sessions'
 	// databases go: an aborted bench left a hundred behind.
-	defer cleanup(context.WithoutCancel(ctx), srv, svc, prefix, o.Sessions)
+	defer benchCleanup(context.WithoutCancel(ctx), srv, svc, prefix, o.Sessions)
 	var wg sync.WaitGroup
 	errs := make(chan error, o.Sessions)
 	for i := range o.Sessions {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			l, miss, err := walk(ln.Addr().String(), fmt.Sprintf("%s%d", prefix, i), pw, o)
+			l, miss, err := benchWalk(ln.Addr().String(), fmt.Sprintf("%s%d", prefix, i), pw, o)
 			if err != nil {
 				errs <- err
 				return
@@ -161,7 +159,7 @@ func Workshop(ctx context.Context, cfg services.Config, o WorkshopOptions) (Work
 	wall := time.Since(t0)
 	cpu := cpuTicks() - cpu0
 	for err := range errs {
-		return WorkshopResult{}, err
+		return BenchResult{}, err
 	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -171,7 +169,7 @@ func Workshop(ctx context.Context, cfg services.Config, o WorkshopOptions) (Work
 		}
 		return lat[min(len(lat)-1, int(p*float64(len(lat))))]
 	}
-	res := WorkshopResult{Sessions: o.Sessions, Keys: len(lat), P50MS: ms(q(0.5)), P99MS: ms(q(0.99)), WallS: wall.Seconds(),
+	res := BenchResult{Sessions: o.Sessions, Keys: len(lat), P50MS: ms(q(0.5)), P99MS: ms(q(0.99)), WallS: wall.Seconds(),
 		CPUPct: float64(cpu) / 100 / wall.Seconds() * 100, RSSMB: peakRSSMB(), Workers: peakWorkers, Unframed: unframed, Namespace: prefix}
 	if len(lat) > 0 {
 		res.MaxMS = ms(lat[len(lat)-1])
@@ -179,9 +177,9 @@ func Workshop(ctx context.Context, cfg services.Config, o WorkshopOptions) (Work
 	return res, nil
 }
 
-// mirror is an instructor watching one participant: it renews the watch
+// benchMirror is an instructor watching one participant: it renews the watch
 // and reads the published frame twice a second, as the room screen does.
-func mirror(ctx context.Context, rm *room.Room, name string, stop <-chan struct{}) {
+func benchMirror(ctx context.Context, rm *room.Room, name string, stop <-chan struct{}) {
 	renew := time.Time{}
 	for {
 		select {
@@ -199,10 +197,10 @@ func mirror(ctx context.Context, rm *room.Room, name string, stop <-chan struct{
 	}
 }
 
-// walk is one participant: connect, wait for the screen, press enter (the
+// benchWalk is one participant: connect, wait for the screen, press enter (the
 // next step, or the highlighted option of a menu) o.Keys times about o.Pace
 // apart, and time each key to the first output after it.
-func walk(addr, user, pw string, o WorkshopOptions) ([]time.Duration, int, error) {
+func benchWalk(addr, user, pw string, o BenchOptions) ([]time.Duration, int, error) {
 	c, err := gossh.Dial("tcp", addr, &gossh.ClientConfig{User: user, Auth: []gossh.AuthMethod{gossh.Password(pw)},
 		HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 10 * time.Second})
 	if err != nil {
@@ -332,9 +330,9 @@ func countWorkers(prefix string) int {
 	return n
 }
 
-// cleanup drops what the participants' lessons created (their databases)
+// benchCleanup drops what the participants' lessons created (their databases)
 // and the logins the server gave them.
-func cleanup(ctx context.Context, srv *workshop.Server, svc *services.Services, prefix string, n int) {
+func benchCleanup(ctx context.Context, srv *Server, svc *services.Services, prefix string, n int) {
 	for i := range n {
 		names := services.Names{NS: fmt.Sprintf("%s%d", prefix, i)}
 		for _, db := range []string{services.IdempotencyDB, services.OutboxDB} {

@@ -21,6 +21,13 @@ import (
 // moment: the copy to be up, then the frame it is armed at.
 const ownWindow = 6 * time.Second
 
+// mustWindow is ownWindow for a fault the role must survive (Fault.Must).
+const mustWindow = 15 * time.Second
+
+// ownSlice is one copy's turn within the window, for a fault any copy may
+// take.
+const ownSlice = 750 * time.Millisecond
+
 // injectOwn applies a fault to a program of its own, through its proxy and
 // signals; ok is false for a fault it does not take (the lab's members').
 func (r *Run) injectOwn(ctx context.Context, i int, f Fault) (string, bool) {
@@ -42,9 +49,11 @@ func (r *Run) injectOwn(ctx context.Context, i int, f Fault) (string, bool) {
 }
 
 // anyCopy tries a fault armed at a frame on copy first; a fault the role
-// must survive (Must) then goes on to the other copies, each for its share
-// of the window, so that a copy with nothing to do (its twin won every
-// claim) does not leave the run untested. It returns the last result.
+// must survive (Must) then takes turns over every copy, ownSlice each, for
+// the whole window, so that a copy with nothing to do (its twin won every
+// claim, or it is frozen or restarting) does not leave the run untested
+// while another one works. One copy is armed at a time: the fault lands
+// once. It returns the last result.
 func (r *Run) anyCopy(ctx context.Context, f Fault, first string, try func(context.Context, *ownMember) (string, bool)) (res string) {
 	names := []string{first}
 	if f.Must {
@@ -59,20 +68,33 @@ func (r *Run) anyCopy(ctx context.Context, f Fault, first string, try func(conte
 			res += " (tried " + strings.Join(names, " and ") + ")"
 		}
 	}()
-	for _, n := range names {
-		m := r.own[n]
+	window := ownWindow
+	if f.Must {
+		// A fault the run claims to test waits longer: a copy frozen,
+		// killed or slow to start (Python, under load) may make no move
+		// for seconds, and the pipeline goes on working meanwhile.
+		window = mustWindow
+	}
+	end := time.Now().Add(window)
+	for i := 0; ; i++ {
+		m := r.own[names[i%len(names)]]
 		if m == nil {
 			return "no such process"
 		}
-		c, cancel := context.WithTimeout(ctx, ownWindow/time.Duration(len(names)))
+		until := end
+		if t := time.Now().Add(ownSlice); len(names) > 1 && t.Before(end) {
+			until = t
+		}
+		c, cancel := context.WithDeadline(ctx, until)
 		var ok bool
-		res, ok = try(c, m)
+		if res, ok = try(c, m); !ok {
+			<-c.Done() // a try that gave up early still waits out its turn
+		}
 		cancel()
-		if ok || ctx.Err() != nil {
+		if ok || ctx.Err() != nil || !time.Now().Before(end) {
 			return res
 		}
 	}
-	return res
 }
 
 // cutOwn cuts m's connection at its next ack (consumer) or publish (relay),

@@ -1,0 +1,119 @@
+package steps
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+
+	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/internal/services"
+)
+
+// MaxTableRows is how many rows of a table a read keeps.
+const MaxTableRows = 200
+
+// The reasons a table cannot be read that a learner can act on; the screen
+// words them in the learner's language.
+var (
+	ErrNoMySQL    = errors.New("no MySQL connection")
+	ErrNoDatabase = errors.New("database not created yet (run the lesson's reset step)")
+	ErrNoTable    = errors.New("table not created yet (a step of the lesson creates it)")
+)
+
+// TableRead is one of a lesson's TableViews as read now. Cells are the
+// server's text, NULL for SQL NULL: a reader filters them for its terminal.
+type TableRead struct {
+	Title string
+	DB    string // the namespaced database
+	Cols  []string
+	Rows  [][]string
+	Err   error // ErrNoMySQL, ErrNoDatabase, ErrNoTable, or the server's
+}
+
+// Tables reads views from the services the run talks to now (on the lab's
+// own MySQL server for a lesson that reads its binary log): the screen's
+// tables panel reads through here, never a driver of its own.
+func (r *Run) Tables(ctx context.Context, views []lab.TableView) []TableRead {
+	return (&Env{Svc: r.Svc()}).Tables(ctx, views)
+}
+
+// Tables reads views from e's services, before a run has started: each
+// view's query on one pooled connection, in the namespaced database.
+func (e *Env) Tables(ctx context.Context, views []lab.TableView) []TableRead {
+	out := make([]TableRead, len(views))
+	for i, v := range views {
+		out[i] = TableRead{Title: v.Title, DB: v.DB}
+	}
+	var svc *services.Services
+	if e != nil {
+		svc = e.Svc
+	}
+	if svc == nil || svc.MySQL == nil {
+		for i := range out {
+			out[i].Err = ErrNoMySQL
+		}
+		return out
+	}
+	conn, err := svc.MySQL.Conn(ctx)
+	if err != nil {
+		for i := range out {
+			out[i].Err = err
+		}
+		return out
+	}
+	defer conn.Close()
+	for i, v := range views {
+		db := svc.Names.Name(v.DB)
+		out[i].DB = db
+		if _, err := conn.ExecContext(ctx, "USE `"+db+"`"); err != nil {
+			out[i].Err = tableErr(err)
+			continue
+		}
+		out[i].Cols, out[i].Rows, out[i].Err = queryRows(ctx, conn, svc.Names.SQL(v.Query))
+		out[i].Err = tableErr(out[i].Err)
+	}
+	return out
+}
+
+// tableErr names the errors a learner can act on.
+func tableErr(err error) error {
+	switch services.Code(err) {
+	case services.ErBadDB:
+		return ErrNoDatabase
+	case services.ErNoSuchTable:
+		return ErrNoTable
+	}
+	return err
+}
+
+func queryRows(ctx context.Context, conn *sql.Conn, q string) ([]string, [][]string, error) {
+	rs, err := conn.QueryContext(ctx, q)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rs.Close()
+	cols, err := rs.Columns()
+	if err != nil {
+		return nil, nil, err
+	}
+	var rows [][]string
+	for rs.Next() && len(rows) < MaxTableRows {
+		vals := make([]sql.NullString, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rs.Scan(ptrs...); err != nil {
+			return nil, nil, err
+		}
+		row := make([]string, len(cols))
+		for i, v := range vals {
+			row[i] = "NULL"
+			if v.Valid {
+				row[i] = v.String
+			}
+		}
+		rows = append(rows, row)
+	}
+	return cols, rows, rs.Err()
+}
