@@ -7,10 +7,23 @@
 ARG GO_IMAGE=golang:1.26
 ARG RUNTIME_IMAGE=debian:trixie-slim
 
-FROM ${GO_IMAGE} AS build
+FROM ${GO_IMAGE} AS modules
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
+
+# The outside packages the two binaries import, listed from the source. The
+# build below compiles them in a layer of their own, keyed by this list's
+# content: a change to the lab's own code rebuilds only the lab's packages
+# (about a sixth of the work), and no list kept by hand can drift.
+FROM modules AS deps
+COPY . .
+RUN CGO_ENABLED=0 go list -deps -f '{{with .Module}}{{if not .Main}}{{$.ImportPath}}{{end}}{{end}}' \
+    ./cmd/lab ./cmd/lab-worker >/deps.txt
+
+FROM modules AS build
+COPY --from=deps /deps.txt /deps.txt
+RUN CGO_ENABLED=0 go build -trimpath $(cat /deps.txt)
 COPY . .
 # Static binaries: the runtime image needs no C library of a given version.
 RUN CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o /out/lab ./cmd/lab && \
