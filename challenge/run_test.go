@@ -3,7 +3,6 @@ package challenge_test
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -24,16 +23,8 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	// Each test here is a whole pipeline that mostly waits; go test's
-	// default parallelism (GOMAXPROCS: 2 on a 2-core machine) would run
-	// them two at a time. -parallel on the command line still wins.
-	flag.Parse()
-	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
-	if !set {
-		flag.Set("test.parallel", "4")
-	}
-	labtest.Main(m)
+	// Each test here is a whole pipeline that mostly waits.
+	labtest.MainParallel(m, 4)
 }
 
 // python is Debian's python3 with python3-pika and python3-pymysql (a

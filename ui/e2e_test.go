@@ -17,7 +17,9 @@ import (
 	"github.com/rmlab/lab/steps"
 )
 
-func TestMain(m *testing.M) { labtest.Main(m) }
+// The walk's lanes (walkLanes) are its only parallel tests: each mostly
+// waits on workers and brokers.
+func TestMain(m *testing.M) { labtest.MainParallel(m, walkLanes) }
 
 // realEnv connects to the real MariaDB, RabbitMQ and Redis in a namespace of
 // the test's own (labtest), whatever else runs against the same servers.

@@ -26,8 +26,10 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -65,6 +67,19 @@ func Main(m *testing.M) {
 		code = 1
 	}
 	os.Exit(code)
+}
+
+// MainParallel is Main with -parallel n where the command line sets none:
+// a package whose parallel tests are whole pipelines that mostly wait
+// (go test's default, GOMAXPROCS, is 2 on a 2-core machine).
+func MainParallel(m *testing.M, n int) {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		flag.Set("test.parallel", strconv.Itoa(n))
+	}
+	Main(m)
 }
 
 // finish is Main's end; false when this run left something on the servers.
