@@ -113,7 +113,6 @@ func finish() bool {
 		process.root.Close()
 		process.slot, process.root = nil, nil
 	}
-	process.bins.remove()
 	return ok
 }
 
