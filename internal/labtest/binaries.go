@@ -52,8 +52,16 @@ func (b *binaries) build() {
 		b.err = err
 		return
 	}
+	// In the user's cache, not the shared temp folder: a folder of a name
+	// anyone can guess there could be another user's, holding binaries the
+	// tests would run.
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		b.err = fmt.Errorf("labtest: a folder for the binaries (set HOME or XDG_CACHE_HOME): %w", err)
+		return
+	}
 	sum := sha256.Sum256([]byte(root))
-	dir := filepath.Join(os.TempDir(), fmt.Sprintf("labtest-bin-%x", sum[:6]))
+	dir := filepath.Join(cache, "rmlab", fmt.Sprintf("labtest-bin-%x", sum[:6]))
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		b.err = fmt.Errorf("labtest: a folder for the binaries: %w", err)
 		return
