@@ -149,14 +149,24 @@ const AnswerLimit = 5 * time.Second
 // from the deliveries the lab's own channels hold.
 func (r *Reader) Stat(ctx context.Context, name string) (lab.QueueStat, error) {
 	st := lab.QueueStat{Name: name, Source: SourcePassive}
-	pctx, cancel := context.WithTimeout(ctx, r.limit())
-	var q amqp.Queue // written beside: read only once Probe has its answer
-	err := r.Client.Probe(pctx, func(ch *amqp.Channel) error {
-		var err error
-		q, err = ch.QueueDeclarePassive(name, false, false, false, false, nil)
-		return err
-	})
-	cancel()
+	declare := func() (amqp.Queue, error) {
+		pctx, cancel := context.WithTimeout(ctx, r.limit())
+		defer cancel()
+		var q amqp.Queue // written beside: read only once Probe has its answer
+		err := r.Client.Probe(pctx, func(ch *amqp.Channel) error {
+			var err error
+			q, err = ch.QueueDeclarePassive(name, false, false, false, false, nil)
+			return err
+		})
+		return q, err
+	}
+	var q amqp.Queue
+	var err error
+	if TypeOf(name) == Quorum {
+		q, err = quorumDeclare(ctx, declare, quorumRereads, quorumPause)
+	} else {
+		q, err = declare()
+	}
 	if err == nil {
 		st.Exists, st.Ready, st.Consumers = true, q.Messages, q.Consumers
 	}
@@ -222,6 +232,36 @@ func (r *Reader) Stat(ctx context.Context, name string) (lab.QueueStat, error) {
 	}
 	lastSeen.Store(name, st.Ready+st.Unacked)
 	return st, nil
+}
+
+// A quorum queue's passive declare answers 0 messages, not an error, when
+// its leader does not answer the count within 250 ms
+// (rabbit_quorum_queue:stat/1 turns a timeout or an error into {ok, 0, 0}):
+// a busy or electing cluster reads as empty. A 0 is read again a few times
+// before it is believed; a queue that is empty costs about a second.
+const (
+	quorumRereads = 4
+	quorumPause   = 250 * time.Millisecond
+)
+
+// quorumDeclare is declare, its zero count read again up to rereads times,
+// pause apart: the first nonzero answer is the queue's; a reread that fails
+// leaves the answer before it.
+func quorumDeclare(ctx context.Context, declare func() (amqp.Queue, error), rereads int, pause time.Duration) (amqp.Queue, error) {
+	q, err := declare()
+	for i := 0; i < rereads && err == nil && q.Messages == 0; i++ {
+		select {
+		case <-ctx.Done():
+			return q, nil
+		case <-time.After(pause):
+		}
+		again, aerr := declare()
+		if aerr != nil {
+			return q, nil // the answer it gave stands
+		}
+		q = again
+	}
+	return q, err
 }
 
 // Holds counts the ready messages of queue name whose message id is id,

@@ -1,0 +1,68 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// answers is a passive declare that gives these counts in turn (an error
+// where the count is negative), and counts how often it was asked.
+func answers(counts ...int) (func() (amqp.Queue, error), *int) {
+	asked := 0
+	return func() (amqp.Queue, error) {
+		n := counts[min(asked, len(counts)-1)]
+		asked++
+		if n < 0 {
+			return amqp.Queue{}, errors.New("channel closed")
+		}
+		return amqp.Queue{Messages: n}, nil
+	}, &asked
+}
+
+// RabbitMQ answers a quorum queue's passive declare with 0 messages when
+// its leader is too busy to answer within 250 ms: a 0 is read again.
+func TestAQuorumQueuesZeroIsReadAgainUntilTheLeaderAnswers(t *testing.T) {
+	declare, asked := answers(0, 0, 2)
+	q, err := quorumDeclare(context.Background(), declare, 4, time.Millisecond)
+	if err != nil || q.Messages != 2 {
+		t.Fatalf("got %d, %v; want the leader's 2", q.Messages, err)
+	}
+	if *asked != 3 {
+		t.Fatalf("asked %d times, want 3 (no more once it answered)", *asked)
+	}
+}
+
+func TestAQuorumQueueThatStaysEmptyIsAskedOnlyTheRereadsMore(t *testing.T) {
+	declare, asked := answers(0)
+	q, err := quorumDeclare(context.Background(), declare, 4, time.Millisecond)
+	if err != nil || q.Messages != 0 {
+		t.Fatalf("got %d, %v; want 0", q.Messages, err)
+	}
+	if *asked != 5 {
+		t.Fatalf("asked %d times, want 1 + 4 rereads", *asked)
+	}
+}
+
+func TestANonzeroQuorumCountIsBelievedAtOnce(t *testing.T) {
+	declare, asked := answers(3, 0)
+	if q, _ := quorumDeclare(context.Background(), declare, 4, time.Millisecond); q.Messages != 3 || *asked != 1 {
+		t.Fatalf("got %d after %d asks, want 3 after 1", q.Messages, *asked)
+	}
+}
+
+// The first answer's error is the caller's (a missing queue, a node down);
+// a reread that fails leaves the answer the broker gave before it.
+func TestAFailedRereadLeavesTheEarlierAnswerAndAFirstErrorIsReturned(t *testing.T) {
+	declare, _ := answers(0, -1)
+	if q, err := quorumDeclare(context.Background(), declare, 4, time.Millisecond); err != nil || q.Messages != 0 {
+		t.Fatalf("got %d, %v; want the first answer, 0", q.Messages, err)
+	}
+	declare, asked := answers(-1)
+	if _, err := quorumDeclare(context.Background(), declare, 4, time.Millisecond); err == nil || *asked != 1 {
+		t.Fatalf("got err %v after %d asks; want the first error, at once", err, *asked)
+	}
+}
