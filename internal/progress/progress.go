@@ -134,7 +134,12 @@ func Participant(name, lessonsDir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(dir, "rmlab", "workshop", fileName(name, lessonsDir)), nil
+	return ParticipantIn(filepath.Join(dir, "rmlab", "workshop"), name, lessonsDir), nil
+}
+
+// ParticipantIn is participant name's progress file in folder dir.
+func ParticipantIn(dir, name, lessonsDir string) string {
+	return filepath.Join(dir, fileName(name, lessonsDir))
 }
 
 // Load reads the file; a missing file is an empty progress. The built-in

@@ -25,7 +25,6 @@ import (
 // line or two, not one each.
 func TestARightPasswordIsNeverDelayedByGuessersFromItsAddress(t *testing.T) {
 	var log syncLog
-	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	addr, _ := start(t, workshop.Config{Seats: 3, Log: &log})
 	stop := make(chan struct{})
 	var wg sync.WaitGroup

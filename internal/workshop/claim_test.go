@@ -15,7 +15,7 @@ import (
 // late from the first session used to free the second's claim (a claim by
 // the same server kept the row), and B then opened a second screen.
 func TestAQuickReconnectLoopNeverHasTwoLiveScreens(t *testing.T) {
-	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	t.Parallel()
 	rmName := roomName(t)
 	// B waits long enough for A's first session to close and release: a
 	// release that freed the wrong claim would then let B in.

@@ -110,7 +110,7 @@ func openRoom(t *testing.T, self string) *room.Room {
 // participant trying to be the instructor: refused, as soft-serve refuses
 // it. (Offering the key used to set the instructor flag.)
 func TestAnInstructorKeyOfferedWithoutItsPrivateHalfOpensNothing(t *testing.T) {
-	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	t.Parallel()
 	instr, part := newSigner(t), newSigner(t)
 	rm := openRoom(t, "server-i")
 	addr, _ := start(t, workshop.Config{Seats: 3, InstructorKeys: []ssh.PublicKey{pubOf(t, instr)},
@@ -150,7 +150,7 @@ func TestAnInstructorKeyOfferedWithoutItsPrivateHalfOpensNothing(t *testing.T) {
 // it they are refused, with the server that holds their screen named;
 // once they quit there, the other server takes them.
 func TestOneScreenPerParticipantAcrossTheServersOfARoom(t *testing.T) {
-	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	t.Parallel()
 	a, _ := serveRoom(t, roomName(t), "server-a")
 	b, _ := serveRoom(t, roomName(t), "server-b")
 	al := who(t, "al")
@@ -207,7 +207,7 @@ func TestAHugeWindowIsClampedAndTheServerLives(t *testing.T) {
 // one that logs in but never opens its screen too; an address holds at
 // most PendingPerAddress such connections at once.
 func TestSilentConnectionsAreClosedAndCapped(t *testing.T) {
-	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	t.Parallel()
 	addr, _ := start(t, workshop.Config{Seats: 3, LoginTimeout: time.Second, PendingPerAddress: 3})
 	closedWithin := func(c net.Conn) time.Duration {
 		start := time.Now()
@@ -290,7 +290,7 @@ func TestWrongPasswordsAreSlowedToAboutFiveASecondPerAddress(t *testing.T) {
 // session; the session ends with the terminal restored and one line
 // saying why. Keys do keep it.
 func TestKeepalivesDoNotKeepASessionPastIdle(t *testing.T) {
-	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	t.Parallel()
 	addr, _ := start(t, workshop.Config{Seats: 3, IdleTimeout: 2 * time.Second})
 	typing := connect(t, addr, who(t, "ty"))
 	idle := connect(t, addr, who(t, "id"))
@@ -321,7 +321,7 @@ func TestKeepalivesDoNotKeepASessionPastIdle(t *testing.T) {
 // stream; a line cut at the limit stays whole characters; and the end of a
 // session restores the terminal and says who ended it.
 func TestSayReachesTerminalsAsPlainTextAndEndSaysWhy(t *testing.T) {
-	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	t.Parallel()
 	ctx := context.Background()
 	addr, rm := serveRoom(t, roomName(t), "server-s")
 	p := connect(t, addr, who(t, "pl"))
@@ -357,7 +357,7 @@ func TestSayReachesTerminalsAsPlainTextAndEndSaysWhy(t *testing.T) {
 // live, read-only, from another server of the room: what alice's screen
 // shows after her key appears on the instructor's, and esc goes back.
 func TestWatchMirrorsAParticipantsScreenAcrossServers(t *testing.T) {
-	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	t.Parallel()
 	instr := newSigner(t)
 	a, _ := serveRoom(t, roomName(t), "server-a")
 	rmB := openRoom(t, "server-b")
@@ -383,7 +383,7 @@ func TestWatchMirrorsAParticipantsScreenAcrossServers(t *testing.T) {
 // screen, on any server of the room, follows it live and read-only (their
 // keys do nothing); q ends it and each is back where they were.
 func TestPresentPutsTheInstructorsLessonOnEveryScreen(t *testing.T) {
-	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	t.Parallel()
 	instr := newSigner(t)
 	a, _ := serveRoom(t, roomName(t), "server-a")
 	rmB := openRoom(t, "server-b")
@@ -428,7 +428,7 @@ func TestPresentPutsTheInstructorsLessonOnEveryScreen(t *testing.T) {
 // on whichever server it runs, cleans their namespace and forgets their
 // progress, as lab room --reset does.
 func TestResetFromTheRoomScreenEndsCleansAndForgets(t *testing.T) {
-	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	t.Parallel()
 	ctx := context.Background()
 	instr := newSigner(t)
 	a, rmA := serveRoom(t, roomName(t), "server-a")

@@ -31,6 +31,7 @@ func withOwnLogins(t *testing.T) *services.Services {
 // refuses them the room's tables, another participant's databases and
 // vhost, and the broker's default vhost. A reset removes both logins.
 func TestAParticipantsLoginsReachTheirOwnDataOnly(t *testing.T) {
+	t.Parallel()
 	svc := withOwnLogins(t)
 	rm := openRoom(t, "test-logins")
 	addr, _ := start(t, workshop.Config{Seats: 2, Services: svc, Room: rm})
@@ -153,6 +154,7 @@ func cleanNamespace(ctx context.Context, t *testing.T, svc *services.Services, n
 // hands that to a participant: the durability lesson would restart the
 // broker the whole class shares.
 func TestAParticipantNeverGetsTheServersBrokerControl(t *testing.T) {
+	t.Parallel()
 	svc := connectServices(t)
 	svc.Config.BrokerControl, svc.Info.BrokerControl = "rabbitmqctl", true
 	_, srv := start(t, workshop.Config{Seats: 1, Services: svc})

@@ -30,7 +30,6 @@ func nodeProcs(dir string) []string { return procsWith("LAB_NODE_SET="+dir, "") 
 // drops with no goodbye the node's processes and folder go.
 func TestAParticipantsLessonStartsANodeOfTheirOwnAndItStopsWhenTheirConnectionDrops(t *testing.T) {
 	base := nodesBase(t)
-	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	svc := connectServices(t)
 	if !svc.Info.OwnBroker {
 		t.Fatalf("this machine should let the lab own nodes: %s", svc.Info.OwnBrokerNote)
@@ -87,7 +86,6 @@ func TestAParticipantsLessonStartsANodeOfTheirOwnAndItStopsWhenTheirConnectionDr
 // lesson goes on against the shared broker.
 func TestWithoutOwnBrokerAParticipantsNodesStepIsSkippedAndSaysWhy(t *testing.T) {
 	base := nodesBase(t)
-	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	addr, _ := start(t, workshop.Config{Seats: 2, LessonsDir: "testdata/node-lessons"})
 	nn := who(t, "nn")
 	tm := connect(t, addr, nn)

@@ -231,7 +231,7 @@ func (s *Server) screen(sess ssh.Session, st *seat) tea.Model {
 	if rm := s.room(); rm != nil {
 		store = rm.Store(sess.User())
 	} else {
-		file, err := progress.Participant(sess.User(), s.cfg.LessonsDir)
+		file, err := s.progressFile(sess.User())
 		if err != nil {
 			wish.Fatalln(sess, "lab: where to keep your progress: "+err.Error())
 			return nil
@@ -379,7 +379,7 @@ func (s *Server) presenterScreen(ctx context.Context, id string) (tea.Model, fun
 		svc.Info.OwnBroker, svc.Info.OwnBrokerNote = true, "the presenter's own nodes"
 	}
 	env := &steps.Env{Svc: svc, Binary: s.cfg.Binary, Queues: broker.NewReader(svc).Read, MaxWorkers: s.cfg.MaxWorkers, Nodes: &steps.NodeShelf{}}
-	file, err := progress.Participant(ns, s.cfg.LessonsDir)
+	file, err := s.progressFile(ns)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -468,4 +468,12 @@ func clamp(w ssh.Window) ssh.Window {
 	w.Width = min(max(w.Width, 1), MaxWidth)
 	w.Height = min(max(w.Height, 1), MaxHeight)
 	return w
+}
+
+// progressFile is where participant name's progress is kept without a room.
+func (s *Server) progressFile(name string) (string, error) {
+	if s.cfg.ProgressDir != "" {
+		return progress.ParticipantIn(s.cfg.ProgressDir, name, s.cfg.LessonsDir), nil
+	}
+	return progress.Participant(name, s.cfg.LessonsDir)
 }

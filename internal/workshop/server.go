@@ -65,6 +65,9 @@ type Config struct {
 	Lang       string
 	LessonsDir string
 	Start      string // the lesson a new participant's screen opens at ("": the first)
+	// ProgressDir keeps the participants' progress files when there is no
+	// room ("": progress.Participant's folder, under $XDG_STATE_HOME).
+	ProgressDir string
 	// Room keeps every participant's progress and activity in MySQL,
 	// shared by every `lab serve` of the room; nil keeps it in files here.
 	Room *room.Room

@@ -11,7 +11,7 @@ import (
 // door, as the name they logged in with: no credential of the room. A
 // verdict that is not one is refused with why, and nothing else is served.
 func TestAChallengeVerdictComesThroughTheSSHDoorUnderTheSessionsName(t *testing.T) {
-	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	t.Parallel()
 	addr, rm := serveRoom(t, roomName(t), "server-a")
 	al := who(t, "al")
 	send := func(body string) (string, error) {

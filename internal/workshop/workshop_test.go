@@ -23,7 +23,9 @@ import (
 	"github.com/rmlab/lab/labs"
 )
 
-func TestMain(m *testing.M) { labtest.Main(m) }
+// The tests mostly wait on SSH sessions and the servers: four at once, the
+// ones that time logins or measure memory alone first.
+func TestMain(m *testing.M) { labtest.MainParallel(m, 4) }
 
 // workerBinary is the binary the servers start their workers from, as an
 // installed lab serve does: lab-worker, built beside the lab.
@@ -77,6 +79,9 @@ func connectServices(t *testing.T) *services.Services {
 func start(t *testing.T, cfg workshop.Config) (string, *workshop.Server) {
 	t.Helper()
 	cfg.HostKey = filepath.Join(t.TempDir(), "host_ed25519")
+	if cfg.ProgressDir == "" {
+		cfg.ProgressDir = t.TempDir()
+	}
 	if cfg.Password == "" {
 		cfg.Password = password
 	}
@@ -102,12 +107,11 @@ func start(t *testing.T, cfg workshop.Config) (string, *workshop.Server) {
 }
 
 // serve starts a workshop server with the real services, progress in a
-// temporary state directory, and returns its address.
+// temporary folder, and returns its address.
 func serve(t *testing.T, seats int) (string, *workshop.Server) { return serveLessons(t, seats, "") }
 
 func serveLessons(t *testing.T, seats int, lessons string) (string, *workshop.Server) {
 	t.Helper()
-	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	return start(t, workshop.Config{Seats: seats, LessonsDir: lessons})
 }
 
@@ -202,6 +206,7 @@ func hasScreen(s string) bool { return strings.Contains(s, "reliable-messaging l
 // end by keys at once, each in their own database; q ends her session and
 // frees her seat.
 func TestTwoParticipantsGetTheScreenEachInTheirOwnNamespace(t *testing.T) {
+	t.Parallel()
 	addr, srv := serve(t, 2)
 	an, bn := who(t, "al"), who(t, "bo")
 	alice := connect(t, addr, an)
@@ -267,6 +272,7 @@ func TestTwoParticipantsGetTheScreenEachInTheirOwnNamespace(t *testing.T) {
 // a second screen of the same participant, the seat after the last, and a
 // command instead of the screen are each refused with a clear message.
 func TestRefusalsSayWhy(t *testing.T) {
+	t.Parallel()
 	addr, _ := serve(t, 2)
 	if _, err := dial(addr, who(t, "ca"), "not-the-password"); err == nil || !strings.Contains(err.Error(), "unable to authenticate") {
 		t.Errorf("a wrong password: %v", err)
@@ -338,6 +344,7 @@ func procsWith(kv, cmd string) []string {
 // paused mid-transaction when their connection drops; the session ends and
 // takes the worker with it.
 func TestADroppedConnectionLeavesNoWorkerProcess(t *testing.T) {
+	t.Parallel()
 	addr, srv := serveLessons(t, 2, "../../ui/testdata/worker-lessons")
 	drop := who(t, "dr")
 	tm := connect(t, addr, drop)
@@ -398,7 +405,7 @@ func serveRoomServer(t *testing.T, name, self, lessons, first string, claimWait 
 // both at their step, and a participant who reconnects to the other server
 // is offered to resume where they were.
 func TestTwoServersOneRoom(t *testing.T) {
-	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	t.Parallel()
 	ctx := context.Background()
 	a, rm := serveRoom(t, roomName(t), "server-a")
 	b, _ := serveRoom(t, roomName(t), "server-b")
@@ -441,7 +448,7 @@ func TestTwoServersOneRoom(t *testing.T) {
 // room moves participants on both servers, a line reaches every status
 // bar, and "end" closes one participant's session.
 func TestTheRoomSteersEveryServersParticipants(t *testing.T) {
-	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	t.Parallel()
 	ctx := context.Background()
 	a, rm := serveRoom(t, roomName(t), "server-a")
 	b, _ := serveRoom(t, roomName(t), "server-b")
@@ -478,7 +485,7 @@ func TestTheRoomSteersEveryServersParticipants(t *testing.T) {
 // key gets the room's screen with the participants in it; with the
 // workshop password it is refused, saying what opens it.
 func TestTheRoomOpensOnlyWithAnInstructorsKey(t *testing.T) {
-	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	t.Parallel()
 	ctx := context.Background()
 	_, priv, err := ed25519.GenerateKey(nil)
 	if err != nil {
@@ -537,7 +544,7 @@ func TestTheRoomOpensOnlyWithAnInstructorsKey(t *testing.T) {
 // takes the first option and bob the second, on their own screens; the
 // room's tally has one of each.
 func TestAPredictTallyCountsBothParticipantsAnswers(t *testing.T) {
-	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	t.Parallel()
 	ctx := context.Background()
 	addr, rm := serveRoomLessons(t, roomName(t), "server-t", "../../ui/testdata/lessons", "fixture-predict")
 	alice := connect(t, addr, who(t, "al"))
