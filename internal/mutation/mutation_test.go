@@ -46,34 +46,48 @@ func TestEveryVerbHoldsOnTheFixtureAndFailsOnItsMutant(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// unavailable needs a node that is down: a fixture of its own, on a
+	// cluster of the lab's own, with only the mutants of what counts the
+	// queue as unavailable (each mutant boots a cluster).
+	u, err := labs.LoadFile("testdata/unavailable.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	labtest.NodesDir(t)
 	ms := mutation.Of(l)
+	for _, m := range mutation.Of(u) {
+		if strings.Contains(m.From, "unavailable") {
+			ms = append(ms, m)
+		}
+	}
 	covered := map[string]bool{}
 	for _, m := range ms {
 		verb, _, _ := strings.Cut(strings.TrimPrefix(m.From, "not "), " ")
 		covered[verb] = true
 	}
 	for _, v := range steps.VerbNames() {
-		// unavailable needs a node that is down (lab-owned nodes): lesson
-		// 19 replays it, and steps tests the ledger it feeds.
-		if !covered[v] && v != "unavailable" {
-			t.Errorf("no mutant of verb %s: add it to the fixture", v)
+		if !covered[v] {
+			t.Errorf("no mutant of verb %s: add it to a fixture", v)
 		}
 	}
-	for _, site := range []string{"expect=duplicated", "error=1062", "exit=1"} {
+	for _, site := range []string{"expect=duplicated", "expect=unavailable", "error=1062", "exit=1"} {
 		if !covered[site] {
 			t.Errorf("no mutant of %s", site)
 		}
 	}
-	lessons := []*lab.Lesson{l}
+	fixtures := []*lab.Lesson{l, u}
+	lessons := slices.Clone(fixtures)
 	for _, m := range ms {
 		lessons = append(lessons, m.Lesson)
 	}
 	reps := run(t, lessons)
-	if !reps[0].Passed {
-		t.Fatalf("the fixture itself fails: %s", reps[0].Why)
+	for i, f := range fixtures {
+		if !reps[i].Passed {
+			t.Fatalf("the fixture %s itself fails: %s", f.ID, reps[i].Why)
+		}
 	}
 	for i, m := range ms {
-		if v, why := m.Judge(reps[i+1]); v != mutation.Killed {
+		if v, why := m.Judge(reps[len(fixtures)+i]); v != mutation.Killed {
 			t.Errorf("%s %s: %s", v, m, why)
 		}
 	}
