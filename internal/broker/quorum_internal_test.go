@@ -24,33 +24,23 @@ func answers(counts ...int) (func() (amqp.Queue, error), *int) {
 }
 
 // RabbitMQ answers a quorum queue's passive declare with 0 messages when
-// its leader is too busy to answer within 250 ms: a 0 is read again.
+// its leader is too busy to answer within 250 ms: a 0 is read again, at
+// most rereads more times, and a nonzero count is believed at once.
 func TestAQuorumQueuesZeroIsReadAgainUntilTheLeaderAnswers(t *testing.T) {
-	declare, asked := answers(0, 0, 2)
-	q, err := quorumDeclare(context.Background(), declare, 4, time.Millisecond)
-	if err != nil || q.Messages != 2 {
-		t.Fatalf("got %d, %v; want the leader's 2", q.Messages, err)
-	}
-	if *asked != 3 {
-		t.Fatalf("asked %d times, want 3 (no more once it answered)", *asked)
-	}
-}
-
-func TestAQuorumQueueThatStaysEmptyIsAskedOnlyTheRereadsMore(t *testing.T) {
-	declare, asked := answers(0)
-	q, err := quorumDeclare(context.Background(), declare, 4, time.Millisecond)
-	if err != nil || q.Messages != 0 {
-		t.Fatalf("got %d, %v; want 0", q.Messages, err)
-	}
-	if *asked != 5 {
-		t.Fatalf("asked %d times, want 1 + 4 rereads", *asked)
-	}
-}
-
-func TestANonzeroQuorumCountIsBelievedAtOnce(t *testing.T) {
-	declare, asked := answers(3, 0)
-	if q, _ := quorumDeclare(context.Background(), declare, 4, time.Millisecond); q.Messages != 3 || *asked != 1 {
-		t.Fatalf("got %d after %d asks, want 3 after 1", q.Messages, *asked)
+	for _, c := range []struct {
+		name      string
+		answers   []int
+		want, ask int
+	}{
+		{"the leader answers on the third ask", []int{0, 0, 2}, 2, 3},
+		{"a queue that stays empty: 1 + 4 rereads", []int{0}, 0, 5},
+		{"a nonzero count at once", []int{3, 0}, 3, 1},
+	} {
+		declare, asked := answers(c.answers...)
+		q, err := quorumDeclare(context.Background(), declare, 4, time.Millisecond)
+		if err != nil || q.Messages != c.want || *asked != c.ask {
+			t.Errorf("%s: got %d, %v after %d asks; want %d after %d", c.name, q.Messages, err, *asked, c.want, c.ask)
+		}
 	}
 }
 

@@ -416,7 +416,9 @@ func TestPresentPutsTheInstructorsLessonOnEveryScreen(t *testing.T) {
 	own := "blog_idempotency_lab_" + al
 	for i, deadline := 0, time.Now().Add(30*time.Second); ; i++ {
 		before := len(alice.text())
-		alice.sess.WindowChange(30, 100+i%2)
+		if err := alice.sess.WindowChange(30, 100+i%2); err != nil {
+			t.Fatalf("resize alice's terminal: %v", err)
+		}
 		time.Sleep(time.Second)
 		if got := alice.text()[before:]; strings.Contains(got, own) && !strings.Contains(got, "the instructor is presenting") {
 			break
