@@ -36,7 +36,7 @@ func runClean(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 }
 
 func cmdClean(ctx context.Context, g globals, allNamespaces bool, stdout, stderr io.Writer) int {
-	g.cfg.NoDocker, g.cfg.Containers = true, false // a container the lab starts is empty: nothing to clean there
+	g.cfg.NoDocker, g.cfg.Containers = true, 0 // a container the lab starts is empty: nothing to clean there
 	svc, code := connect(ctx, g, stderr, false)
 	if svc == nil {
 		return code

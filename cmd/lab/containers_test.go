@@ -40,11 +40,13 @@ func ownedBy(t *testing.T, e containers.Engine, pid int) []containers.Container 
 	return out
 }
 
-// startWithContainers starts `lab replay LESSONS --containers` and returns
-// once it said it started the three services, with what it wrote so far.
-func startWithContainers(t *testing.T, lessons ...string) (*exec.Cmd, *bytes.Buffer) {
+// startWithContainers starts `lab replay LESSONS --containers=SET` in a
+// namespace of its own and returns once it said it started SET's services
+// (the others are the test's servers), with what it wrote so far.
+func startWithContainers(t *testing.T, set services.InContainers, lessons ...string) (*exec.Cmd, *bytes.Buffer) {
 	t.Helper()
-	cmd := exec.Command(labBin(t), append(append([]string{"replay"}, lessons...), "--containers", "--namespace", "ctr")...)
+	ns := labtest.Connect(t).NS
+	cmd := exec.Command(labBin(t), append(append([]string{"replay"}, lessons...), "--containers="+set.String(), "--namespace", ns)...)
 	cmd.Env = append(os.Environ(), "LAB_CONTAINERS=")
 	pr, pw := io.Pipe()
 	cmd.Stderr = pw
@@ -72,7 +74,7 @@ func startWithContainers(t *testing.T, lessons ...string) (*exec.Cmd, *bytes.Buf
 		for sc.Scan() {
 			seen.WriteString(sc.Text() + "\n")
 			if strings.Contains(sc.Text(), "in a container") {
-				if n++; n == 3 {
+				if n++; n == count(set) {
 					close(started)
 				}
 			}
@@ -81,10 +83,21 @@ func startWithContainers(t *testing.T, lessons ...string) (*exec.Cmd, *bytes.Buf
 	select {
 	case <-started:
 	case <-time.After(4 * time.Minute):
-		t.Fatalf("the lab did not start its three containers within 4 minutes:\n%s", seen.String())
+		t.Fatalf("the lab did not start its %d containers (%s) within 4 minutes:\n%s", count(set), set, seen.String())
 	}
 	return cmd, &seen
 }
+
+// count is how many services set puts in containers.
+func count(set services.InContainers) int {
+	return strings.Count(set.String(), ",") + 1
+}
+
+// The lifecycle tests (signals, a reader gone, go run, a SIGKILLed lab
+// swept) hold for any container the lab starts: they start Redis alone,
+// which boots in a second, beside the test's MySQL and RabbitMQ. The
+// finished replay and CI's laptop start all three.
+const oneBox = services.RedisInContainer
 
 // Asked for containers, the lab starts MySQL, RabbitMQ and Redis in them,
 // says so (image, address, time taken), runs the lesson against them, and
@@ -93,27 +106,34 @@ func TestTheLabRunsInContainersItStartsAndRemovesThem(t *testing.T) {
 	e := engine(t)
 	for _, c := range []struct {
 		name    string
+		set     services.InContainers
 		lessons []string
 		sig     syscall.Signal // 0: let the replay finish
 	}{
 		// Lesson 6 prints Redis keys that hold "lab": a container's
 		// password must not be a word the output holds (it is hidden).
-		{"finished", []string{"1", "6", "13"}, 0},
+		{"finished", services.AllInContainers, []string{"1", "6", "13"}, 0},
 		// A lesson that waits a minute: the signal comes mid-run.
-		{"SIGINT", []string{"testdata/long-worker.md"}, syscall.SIGINT},
-		{"SIGTERM", []string{"testdata/long-worker.md"}, syscall.SIGTERM},
-		{"SIGHUP", []string{"testdata/long-worker.md"}, syscall.SIGHUP}, // the terminal closed
+		{"SIGINT", oneBox, []string{"testdata/long-worker.md"}, syscall.SIGINT},
+		{"SIGTERM", oneBox, []string{"testdata/long-worker.md"}, syscall.SIGTERM},
+		{"SIGHUP", oneBox, []string{"testdata/long-worker.md"}, syscall.SIGHUP}, // the terminal closed
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			cmd, seen := startWithContainers(t, c.lessons...)
+			cmd, seen := startWithContainers(t, c.set, c.lessons...)
 			pid := cmd.Process.Pid
-			if got := ownedBy(t, e, pid); len(got) != 3 {
-				t.Fatalf("%d containers carry the lab's label for pid %d, want 3", len(got), pid)
+			if got := ownedBy(t, e, pid); len(got) != count(c.set) {
+				t.Fatalf("%d containers carry the lab's label for pid %d, want %d (%s)", len(got), pid, count(c.set), c.set)
 			}
-			for _, want := range []string{"MySQL (mysql:8.4) at 127.0.0.1:", "RabbitMQ (rabbitmq:4-management) at", "Redis (redis:7) at", "ready in"} {
-				if !strings.Contains(seen.String(), want) {
-					t.Errorf("the lab did not say %q:\n%s", want, seen.String())
+			for _, w := range []struct {
+				bit  services.InContainers
+				line string
+			}{{services.MySQLInContainer, "MySQL (mysql:8.4) at 127.0.0.1:"}, {services.RabbitMQInContainer, "RabbitMQ (rabbitmq:4-management) at"}, {services.RedisInContainer, "Redis (redis:7) at"}} {
+				if said := strings.Contains(seen.String(), w.line); said != (c.set&w.bit != 0) {
+					t.Errorf("the lab said %q: %t, with --containers=%s:\n%s", w.line, said, c.set, seen.String())
 				}
+			}
+			if !strings.Contains(seen.String(), "ready in") {
+				t.Errorf("the lab did not say how long its containers took:\n%s", seen.String())
 			}
 			if c.sig != 0 {
 				cmd.Process.Signal(c.sig)
@@ -152,7 +172,7 @@ func TestALabWhoseReaderIsGoneRemovesItsContainers(t *testing.T) {
 		t.Fatal(err)
 	}
 	outR.Close() // the reader of stdout is gone before the lab writes
-	cmd := exec.Command(labBin(t), "doctor", "--containers", "--namespace", "ctr")
+	cmd := exec.Command(labBin(t), "doctor", "--containers="+oneBox.String(), "--namespace", "ctr")
 	cmd.Env = append(os.Environ(), "LAB_CONTAINERS=")
 	cmd.Stdout, cmd.Stderr = outW, errW
 	if err := cmd.Start(); err != nil {
@@ -165,8 +185,8 @@ func TestALabWhoseReaderIsGoneRemovesItsContainers(t *testing.T) {
 	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		t.Errorf("the lab was killed by %v\n%s", ws.Signal(), stderr)
 	}
-	if n := strings.Count(string(stderr), "in a container"); n != 3 {
-		t.Errorf("the lab said %d services started in a container, want 3:\n%s", n, stderr)
+	if n := strings.Count(string(stderr), "in a container"); n != count(oneBox) {
+		t.Errorf("the lab said %d services started in a container, want %d:\n%s", n, count(oneBox), stderr)
 	}
 	if left := ownedBy(t, e, cmd.Process.Pid); len(left) > 0 {
 		t.Errorf("%d containers outlived a lab whose reader was gone: %v\n%s", len(left), left, stderr)
@@ -178,7 +198,7 @@ func TestALabWhoseReaderIsGoneRemovesItsContainers(t *testing.T) {
 // containers.
 func TestALabUnderGoRunEndsWithTheGoCommand(t *testing.T) {
 	e := engine(t)
-	goCmd := exec.Command("go", "run", ".", "replay", "testdata/long-worker.md", "--containers", "--namespace", "ctr")
+	goCmd := exec.Command("go", "run", ".", "replay", "testdata/long-worker.md", "--containers="+oneBox.String(), "--namespace", labtest.Connect(t).NS)
 	goCmd.Env = append(os.Environ(), "LAB_CONTAINERS=")
 	errR, errW, err := os.Pipe()
 	if err != nil {
@@ -198,7 +218,7 @@ func TestALabUnderGoRunEndsWithTheGoCommand(t *testing.T) {
 		for sc.Scan() {
 			seen.WriteString(sc.Text() + "\n")
 			if strings.Contains(sc.Text(), "in a container") {
-				if n++; n == 3 {
+				if n++; n == count(oneBox) {
 					close(started)
 				}
 			}
@@ -207,7 +227,7 @@ func TestALabUnderGoRunEndsWithTheGoCommand(t *testing.T) {
 	select {
 	case <-started:
 	case <-time.After(4 * time.Minute):
-		t.Fatalf("the lab did not start its three containers within 4 minutes")
+		t.Fatalf("the lab did not start its container (%s) within 4 minutes", oneBox)
 	}
 	lab := childOf(t, goCmd.Process.Pid)
 	goCmd.Process.Signal(syscall.SIGTERM)
@@ -261,39 +281,40 @@ func alive(pid int) bool {
 // live lab's containers are left alone.
 func TestLabCleanSweepsTheContainersOfAKilledLab(t *testing.T) {
 	e := engine(t)
-	first, _ := startWithContainers(t, "testdata/long-worker.md")
+	n := count(oneBox)
+	first, _ := startWithContainers(t, oneBox, "testdata/long-worker.md")
 	first.Process.Signal(syscall.SIGKILL)
 	first.Wait()
-	_, errOut, code := runLab(t, "doctor", "--containers")
+	_, errOut, code := runLab(t, "doctor", "--containers="+oneBox.String())
 	if code != 0 {
 		t.Fatalf("lab doctor --containers: exit %d\n%s", code, errOut)
 	}
-	if n := strings.Count(errOut, "left by lab process "+strconv.Itoa(first.Process.Pid)); n != 3 {
-		t.Errorf("the next lab swept %d containers of the killed one, want 3:\n%s", n, errOut)
+	if got := strings.Count(errOut, "left by lab process "+strconv.Itoa(first.Process.Pid)); got != n {
+		t.Errorf("the next lab swept %d containers of the killed one, want %d:\n%s", got, n, errOut)
 	}
 	if left := ownedBy(t, e, first.Process.Pid); len(left) > 0 {
 		t.Errorf("the next lab left %d containers of the killed one", len(left))
 	}
 
-	live, _ := startWithContainers(t, "testdata/long-worker.md")
-	dead, _ := startWithContainers(t, "testdata/long-worker.md")
+	live, _ := startWithContainers(t, oneBox, "testdata/long-worker.md")
+	dead, _ := startWithContainers(t, oneBox, "testdata/long-worker.md")
 	dead.Process.Signal(syscall.SIGKILL)
 	dead.Wait()
-	if got := ownedBy(t, e, dead.Process.Pid); len(got) != 3 {
-		t.Fatalf("after SIGKILL %d containers of the dead lab remain, want its 3", len(got))
+	if got := ownedBy(t, e, dead.Process.Pid); len(got) != n {
+		t.Fatalf("after SIGKILL %d containers of the dead lab remain, want its %d", len(got), n)
 	}
 	out, errOut, code := runLab(t, "clean", "--namespace", "ctr")
 	if code != 0 {
 		t.Fatalf("lab clean: exit %d\n%s%s", code, out, errOut)
 	}
-	if n := strings.Count(out, "left by lab process "+strconv.Itoa(dead.Process.Pid)); n != 3 {
-		t.Errorf("lab clean named %d containers of the dead lab, want 3:\n%s", n, out)
+	if got := strings.Count(out, "left by lab process "+strconv.Itoa(dead.Process.Pid)); got != n {
+		t.Errorf("lab clean named %d containers of the dead lab, want %d:\n%s", got, n, out)
 	}
 	if left := ownedBy(t, e, dead.Process.Pid); len(left) > 0 {
 		t.Errorf("lab clean left %d containers of the dead lab", len(left))
 	}
-	if got := ownedBy(t, e, live.Process.Pid); len(got) != 3 {
-		t.Errorf("lab clean removed a live lab's containers: %d left of 3", len(got))
+	if got := ownedBy(t, e, live.Process.Pid); len(got) != n {
+		t.Errorf("lab clean removed a live lab's containers: %d left of %d", len(got), n)
 	}
 }
 

@@ -74,6 +74,7 @@ flags (every command):
   --broker-control rabbitmqctl   let lessons restart the local RabbitMQ node (env LAB_RABBITMQCTL names another rabbitmqctl)
   --no-docker        never start containers
   --containers       start MySQL, RabbitMQ and Redis in containers even where local ones answer (env LAB_CONTAINERS=1);
+                     --containers=rabbitmq,redis (LAB_CONTAINERS=rabbitmq,redis) only those, the rest found as usual;
                      they are removed when the lab exits (DOCKER_HOST names the engine)
 `
 
@@ -97,7 +98,7 @@ func (g *globals) flags(fs *flag.FlagSet) {
 	fs.StringVar(&g.cfg.Namespace, "namespace", "", "namespace suffix")
 	fs.StringVar(&g.cfg.BrokerControl, "broker-control", "", "rabbitmqctl")
 	fs.BoolVar(&g.cfg.NoDocker, "no-docker", false, "never start containers")
-	fs.BoolVar(&g.cfg.Containers, "containers", false, "start the three services in containers")
+	fs.Var(&g.cfg.Containers, "containers", "start the three services (or =LIST of mysql, rabbitmq, redis) in containers")
 	fs.StringVar(&g.lessons, "lessons", "", "lesson directory")
 	fs.StringVar(&g.lang, "lang", "en", "en or zh")
 }

@@ -38,14 +38,15 @@ type Config struct {
 	// writes one for its RabbitMQ 4.x node).
 	Rabbitmqctl string
 	NoDocker    bool // never try testcontainers
-	// Containers starts all three in containers even where local servers
-	// answer (--containers, LAB_CONTAINERS=1).
-	Containers bool
+	// Containers are the services started in containers even where local
+	// servers answer (--containers[=LIST], LAB_CONTAINERS).
+	Containers InContainers
 	// Progress, when set, hears what takes seconds while the services are
 	// found: a container starting, a named server awaited.
 	Progress func(string)
 
-	from map[string]string // field → where its value came from, for messages
+	from          map[string]string // field → where its value came from, for messages
+	containersBad string            // LAB_CONTAINERS's value, when it could not be read
 }
 
 // FromEnv fills empty fields from the environment and defaults, records
@@ -72,8 +73,12 @@ func (c Config) FromEnv() Config {
 	c.Namespace = pick("namespace", c.Namespace, "--namespace", "LAB_NAMESPACE", "")
 	c.BrokerControl = pick("broker-control", c.BrokerControl, "--broker-control", "LAB_BROKER_CONTROL", "")
 	c.Rabbitmqctl = pick("rabbitmqctl", c.Rabbitmqctl, "LAB_RABBITMQCTL", "LAB_RABBITMQCTL", "rabbitmqctl")
-	if v := os.Getenv("LAB_CONTAINERS"); v == "1" || v == "true" || v == "yes" {
-		c.Containers = true
+	if c.Containers == 0 { // the flag wins
+		if set, err := ParseInContainers(os.Getenv("LAB_CONTAINERS")); err != nil {
+			c.containersBad = os.Getenv("LAB_CONTAINERS")
+		} else {
+			c.Containers = set
+		}
 	}
 	if c.from == nil {
 		c.from = from
@@ -112,6 +117,8 @@ func (c Config) Env() []string {
 
 var nsRe = regexp.MustCompile(`^[a-z0-9_]{1,16}$`)
 
+var listOfWords = regexp.MustCompile(`^[A-Za-z0-9, ]{1,40}$`)
+
 // reservedNamespaces are names a learner (or an SSH user at a workshop)
 // cannot take: they read as the lab's own or as an administrator's.
 var reservedNamespaces = map[string]bool{"root": true, "admin": true, "instructor": true, "presenter": true, "lab": true,
@@ -144,6 +151,17 @@ func NamespaceProblem(ns string) string {
 // only when it cannot quote the input: a half-parsed input is where a
 // password leaks.
 func (c Config) Validate() error {
+	if c.containersBad != "" {
+		// Shown only when it is plainly a list of words: a value pasted
+		// into the wrong variable may hold a password.
+		what, where := "LAB_CONTAINERS is malformed", "LAB_CONTAINERS (its value is not shown: it is not a list of words)"
+		if listOfWords.MatchString(c.containersBad) {
+			_, err := ParseInContainers(c.containersBad)
+			what, where = what+": "+err.Error(), fmt.Sprintf("LAB_CONTAINERS = %q", c.containersBad)
+		}
+		return &lab.Error{What: what, Where: where,
+			Fix: "set it to 1 (MySQL, RabbitMQ and Redis) or to a list of mysql, rabbitmq and redis, e.g. LAB_CONTAINERS=redis; unset it for none"}
+	}
 	if c.Namespace != "" && !ValidNamespace(c.Namespace) {
 		return &lab.Error{What: fmt.Sprintf("namespace %q is not allowed: %s", c.Namespace, NamespaceProblem(c.Namespace)), Where: "--namespace / LAB_NAMESPACE",
 			Fix: "use 1–16 lowercase letters, digits or _, e.g. --namespace alice"}

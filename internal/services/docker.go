@@ -54,6 +54,57 @@ func (s *Services) sweep(ctx context.Context) {
 	}
 }
 
+// dropProbed forgets what the probe found of the services in set (they
+// are to run in containers: their connections closed, what was read of
+// them cleared) and returns errs without theirs.
+func (s *Services) dropProbed(set InContainers, errs []error) []error {
+	var kept []error
+	for _, err := range errs {
+		if !set.Has(s.fieldOf(err)) {
+			kept = append(kept, err)
+		}
+	}
+	if set.Has("mysql") {
+		if s.MySQL != nil {
+			s.MySQL.Close()
+		}
+		i := &s.Info
+		s.MySQL = nil
+		i.MySQLVersion, i.MariaDB, i.SkipLocked, i.JSONType, i.SnapshotIsolation = "", false, false, false, false
+		i.Binlog, i.BinlogState, i.BinlogNote, i.OwnMySQL = false, "", "", false
+		i.MySQLErr = errWanted("MySQL")
+	}
+	if set.Has("amqp") {
+		i := &s.Info
+		i.AMQPVersion, i.Management, i.ManagementNote, i.BrokerControl = "", false, "", false
+		i.AMQPErr = errWanted("RabbitMQ")
+	}
+	if set.Has("redis") {
+		if s.Redis != nil {
+			s.Redis.Close()
+		}
+		s.Redis = nil
+		s.Info.RedisVersion = ""
+		s.Info.RedisErr = errWanted("Redis")
+	}
+	return kept
+}
+
+// wantedErrs are the errors standing for the services in set, which
+// startContainers starts.
+func (s *Services) wantedErrs(set InContainers) []error {
+	var out []error
+	for _, w := range []struct {
+		field string
+		err   error
+	}{{"mysql", s.Info.MySQLErr}, {"amqp", s.Info.AMQPErr}, {"redis", s.Info.RedisErr}} {
+		if set.Has(w.field) {
+			out = append(out, w.err)
+		}
+	}
+	return out
+}
+
 // startContainers starts a container for each service that failed and
 // returns the errors that remain.
 func (s *Services) startContainers(ctx context.Context, errs []error) []error {
@@ -78,7 +129,7 @@ func (s *Services) startContainers(ctx context.Context, errs []error) []error {
 			continue
 		}
 		why := "nothing answers at " + s.Config.addrOf(s.fieldOf(err))
-		if s.Config.Containers {
+		if s.Config.Containers.Has(s.fieldOf(err)) {
 			why = "containers asked for"
 		}
 		s.progress(fmt.Sprintf("%s: starting %s as a container of the lab's (a first start pulls the image; up to %s)", why, image, StartLimit))

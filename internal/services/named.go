@@ -74,8 +74,8 @@ func (s *Services) awaitNamed(ctx context.Context, field string) error {
 func (s *Services) namedErrs() []error {
 	var out []error
 	for _, f := range []string{"mysql", "amqp", "redis"} {
-		if s.Config.From(f) == "default" {
-			continue
+		if s.Config.From(f) == "default" || s.Config.Containers.Has(f) {
+			continue // a default falls back; one in containers is started
 		}
 		if err := map[string]error{"mysql": s.Info.MySQLErr, "amqp": s.Info.AMQPErr, "redis": s.Info.RedisErr}[f]; err != nil {
 			out = append(out, err)

@@ -145,33 +145,37 @@ func Connect(ctx context.Context, cfg Config, strict bool) (*Services, error) {
 			errs = append(errs, r.err)
 		}
 	}
-	if cfg.Containers && !cfg.NoDocker {
-		// Asked for (--containers, LAB_CONTAINERS=1): containers even where
-		// local servers answer, so the container road can be taken on a
-		// machine that has them.
+	var boxed []error // the services to start in containers
+	if cfg.Containers != 0 && !cfg.NoDocker {
+		// Asked for (--containers[=LIST], LAB_CONTAINERS): containers even
+		// where local servers answer, so the container road can be taken
+		// on a machine that has them. What the probe found of those
+		// services is dropped; the others stay as found.
 		if !dockerAnswers(ctx) {
 			e, _ := containers.FromEnv()
+			s.Close()
 			return nil, &lab.Error{What: "containers were asked for (--containers or LAB_CONTAINERS) but no Docker engine answers", Where: e.Socket,
 				Fix: "start Docker, or point DOCKER_HOST at an engine (CI: bash .ci/docker up; eval \"$(.ci/docker env)\")"}
 		}
-		s.Close()
-		s = &Services{Config: cfg, Names: Names{NS: cfg.Namespace}, Info: Info{OwnBroker: s.Info.OwnBroker, OwnBrokerNote: s.Info.OwnBrokerNote, NodeContainers: s.Info.NodeContainers, Cluster: s.Info.Cluster}}
-		s.Info.MySQLErr, s.Info.AMQPErr, s.Info.RedisErr = errWanted("MySQL"), errWanted("RabbitMQ"), errWanted("Redis")
-		errs = s.startContainers(ctx, []error{s.Info.MySQLErr, s.Info.AMQPErr, s.Info.RedisErr})
-	} else if len(errs) > 0 && !cfg.NoDocker && dockerAnswers(ctx) {
+		errs = s.dropProbed(cfg.Containers, errs)
+		boxed = s.wantedErrs(cfg.Containers)
+	}
+	if len(errs) > 0 && !cfg.NoDocker && (len(boxed) > 0 || dockerAnswers(ctx)) {
 		// A service the user named (a flag, a LAB_ variable) is never
 		// replaced by a container: it may still be booting (docker compose
 		// up without --wait), so it is awaited, and then it fails with its
 		// advice. Only the defaults fall back to containers.
-		var defaults []error
 		for _, err := range errs {
 			if field := s.fieldOf(err); field != "" && s.Config.From(field) != "default" {
 				s.awaitNamed(ctx, field) // its last error stays in Info
 			} else {
-				defaults = append(defaults, err)
+				boxed = append(boxed, err)
 			}
 		}
-		errs = append(s.namedErrs(), s.startContainers(ctx, defaults)...)
+		errs = s.namedErrs()
+	}
+	if len(boxed) > 0 {
+		errs = append(errs, s.startContainers(ctx, boxed)...)
 	}
 	if strict && len(errs) > 0 {
 		s.Close()
@@ -507,9 +511,9 @@ func (s *Services) DeleteRedisKeys(ctx context.Context, pattern string) (int, er
 // as containers where a Docker engine answers.
 func OwnNodes(ctx context.Context, cfg Config) (own, inContainers bool, note string) {
 	switch server, err := node.Server(); {
-	case cfg.Containers && !cfg.NoDocker:
-		// The container road taken whole: the lab's nodes too (the
-		// engine is checked where the services are started).
+	case cfg.Containers&RabbitMQInContainer != 0 && !cfg.NoDocker:
+		// RabbitMQ taken in a container: the lab's nodes too (the engine
+		// is checked where the services are started).
 		return true, true, "RabbitMQ nodes of its own as containers of " + containers.RabbitImage + " (containers asked for)"
 	case err == nil:
 		return true, false, "RabbitMQ nodes of its own, from " + server
