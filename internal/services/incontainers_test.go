@@ -1,8 +1,11 @@
 package services_test
 
 import (
+	"context"
 	"flag"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -84,6 +87,31 @@ func TestLabContainersIsReadUnlessTheFlagSaysAndABadValueIsRefused(t *testing.T)
 		}
 		if c.never != "" && strings.Contains(msg, c.never) {
 			t.Errorf("LAB_CONTAINERS=%s: the error shows it: %q", c.value, msg)
+		}
+	}
+}
+
+// The lab's own RabbitMQ nodes are containers when RabbitMQ is, not when
+// only MySQL or Redis is (a server script is there to start them from).
+func TestTheLabsNodesAreContainersOnlyWhenRabbitMQIs(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "rabbitmq-server")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("LAB_RABBITMQ_SERVER", script)
+	t.Setenv("LAB_OWN_BROKER", "")
+	for _, c := range []struct {
+		set  services.InContainers
+		want bool
+	}{
+		{0, false},
+		{services.RedisInContainer | services.MySQLInContainer, false},
+		{services.RabbitMQInContainer, true},
+		{services.AllInContainers, true},
+	} {
+		_, boxed, note := services.OwnNodes(context.Background(), services.Config{Containers: c.set})
+		if boxed != c.want {
+			t.Errorf("--containers=%s: nodes as containers %t, want %t (%s)", c.set, boxed, c.want, note)
 		}
 	}
 }
