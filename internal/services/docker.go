@@ -56,9 +56,9 @@ func (s *Services) sweep(ctx context.Context) {
 
 // dropProbed forgets what the probe found of the services in set (they
 // are to run in containers: their connections closed, what was read of
-// them cleared) and returns errs without theirs.
-func (s *Services) dropProbed(set InContainers, errs []error) []error {
-	var kept []error
+// them cleared) and returns errs without theirs, and the errors that stand
+// for them, which startContainers starts.
+func (s *Services) dropProbed(set InContainers, errs []error) (kept, boxed []error) {
 	for _, err := range errs {
 		if !set.Has(s.fieldOf(err)) {
 			kept = append(kept, err)
@@ -68,41 +68,26 @@ func (s *Services) dropProbed(set InContainers, errs []error) []error {
 		if s.MySQL != nil {
 			s.MySQL.Close()
 		}
-		i := &s.Info
 		s.MySQL = nil
-		i.MySQLVersion, i.MariaDB, i.SkipLocked, i.JSONType, i.SnapshotIsolation = "", false, false, false, false
-		i.Binlog, i.BinlogState, i.BinlogNote, i.OwnMySQL = false, "", "", false
-		i.MySQLErr = errWanted("MySQL")
+		s.Info.forgetMySQL()
+		s.Info.MySQLErr = errWanted("MySQL")
+		boxed = append(boxed, s.Info.MySQLErr)
 	}
 	if set.Has("amqp") {
-		i := &s.Info
-		i.AMQPVersion, i.Management, i.ManagementNote, i.BrokerControl = "", false, "", false
-		i.AMQPErr = errWanted("RabbitMQ")
+		s.Info.forgetAMQP()
+		s.Info.AMQPErr = errWanted("RabbitMQ")
+		boxed = append(boxed, s.Info.AMQPErr)
 	}
 	if set.Has("redis") {
 		if s.Redis != nil {
 			s.Redis.Close()
 		}
 		s.Redis = nil
-		s.Info.RedisVersion = ""
+		s.Info.forgetRedis()
 		s.Info.RedisErr = errWanted("Redis")
+		boxed = append(boxed, s.Info.RedisErr)
 	}
-	return kept
-}
-
-// wantedErrs are the errors standing for the services in set, which
-// startContainers starts.
-func (s *Services) wantedErrs(set InContainers) []error {
-	var out []error
-	for _, w := range []struct {
-		field string
-		err   error
-	}{{"mysql", s.Info.MySQLErr}, {"amqp", s.Info.AMQPErr}, {"redis", s.Info.RedisErr}} {
-		if set.Has(w.field) {
-			out = append(out, w.err)
-		}
-	}
-	return out
+	return kept, boxed
 }
 
 // startContainers starts a container for each service that failed and

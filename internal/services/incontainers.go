@@ -20,10 +20,12 @@ const (
 	AllInContainers = MySQLInContainer | RabbitMQInContainer | RedisInContainer
 )
 
+// containerNames are each service's bit, its name in a list and its
+// field in Config's messages (From, fieldOf).
 var containerNames = []struct {
-	bit  InContainers
-	name string
-}{{MySQLInContainer, "mysql"}, {RabbitMQInContainer, "rabbitmq"}, {RedisInContainer, "redis"}}
+	bit         InContainers
+	name, field string
+}{{MySQLInContainer, "mysql", "mysql"}, {RabbitMQInContainer, "rabbitmq", "amqp"}, {RedisInContainer, "redis", "redis"}}
 
 // ParseInContainers reads a --containers or LAB_CONTAINERS value: 1, true,
 // yes or all for the three; 0, false, no or nothing for none; else a
@@ -64,13 +66,10 @@ func (s InContainers) String() string {
 
 // Has says whether field's service ("mysql", "amqp", "redis") is in the set.
 func (s InContainers) Has(field string) bool {
-	switch field {
-	case "mysql":
-		return s&MySQLInContainer != 0
-	case "amqp":
-		return s&RabbitMQInContainer != 0
-	case "redis":
-		return s&RedisInContainer != 0
+	for _, c := range containerNames {
+		if c.field == field {
+			return s&c.bit != 0
+		}
 	}
 	return false
 }

@@ -115,3 +115,14 @@ func TestTheLabsNodesAreContainersOnlyWhenRabbitMQIs(t *testing.T) {
 		}
 	}
 }
+
+// Has speaks Config's field names (mysql, amqp, redis), which From and
+// the probe's errors use, not the list's.
+func TestHasNamesAServiceByItsConfigField(t *testing.T) {
+	set := services.RabbitMQInContainer | services.RedisInContainer
+	for field, want := range map[string]bool{"mysql": false, "amqp": true, "redis": true, "rabbitmq": false, "": false} {
+		if got := set.Has(field); got != want {
+			t.Errorf("(%s).Has(%q) = %t, want %t", set, field, got, want)
+		}
+	}
+}

@@ -157,8 +157,7 @@ func Connect(ctx context.Context, cfg Config, strict bool) (*Services, error) {
 			return nil, &lab.Error{What: "containers were asked for (--containers or LAB_CONTAINERS) but no Docker engine answers", Where: e.Socket,
 				Fix: "start Docker, or point DOCKER_HOST at an engine (CI: bash .ci/docker up; eval \"$(.ci/docker env)\")"}
 		}
-		errs = s.dropProbed(cfg.Containers, errs)
-		boxed = s.wantedErrs(cfg.Containers)
+		errs, boxed = s.dropProbed(cfg.Containers, errs)
 	}
 	if len(errs) > 0 && !cfg.NoDocker && (len(boxed) > 0 || dockerAnswers(ctx)) {
 		// A service the user named (a flag, a LAB_ variable) is never
@@ -217,7 +216,24 @@ func (s *Services) connectMySQL(ctx context.Context) error {
 	return nil
 }
 
+// forgetMySQL, forgetAMQP and forgetRedis clear what was read of a
+// service, so that reading it again (a container in place of the probed
+// server, the lab's own MySQL in a copy) leaves nothing of the last one:
+// readMySQLInfo sets some fields only when a query answers and appends
+// to BinlogNote.
+func (i *Info) forgetMySQL() {
+	i.MySQLVersion, i.MariaDB, i.SkipLocked, i.JSONType, i.SnapshotIsolation = "", false, false, false, false
+	i.Binlog, i.BinlogState, i.BinlogNote, i.OwnMySQL = false, "", "", false
+}
+
+func (i *Info) forgetAMQP() {
+	i.AMQPVersion, i.Management, i.ManagementNote, i.BrokerControl = "", false, "", false
+}
+
+func (i *Info) forgetRedis() { i.RedisVersion = "" }
+
 func (s *Services) readMySQLInfo(ctx context.Context, db *sql.DB) error {
+	s.Info.forgetMySQL()
 	var v string
 	if err := db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&v); err != nil {
 		return err

@@ -265,3 +265,21 @@ func TestAQueueWhoseProcessIsDownIsNotCalledMissing(t *testing.T) {
 		t.Errorf("a queue that is not there: %q", msg)
 	}
 }
+
+// The twin on the lab's own MySQL (a row-based binary log) is read anew:
+// nothing of the configured server's read (its log_bin=OFF state and note)
+// is left in it to say the opposite of its Binlog.
+func TestTheTwinOnTheLabsOwnMySQLSaysOnlyWhatItsServerIs(t *testing.T) {
+	env := labtest.Connect(t, labtest.MySQL)
+	if env.Svc.Info.Binlog {
+		t.Skipf("%s writes a row-based binary log: lessons use it, there is no twin", env.Svc.Config.MySQLAddr())
+	}
+	twin, _, err := env.Svc.WithBinlog(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i := twin.Info; !i.Binlog || i.BinlogState != "" || i.BinlogNote != "" {
+		t.Errorf("the twin on the lab's own server: binlog %t, state %q, note %q, version %s (the configured server: %q, %s)",
+			i.Binlog, i.BinlogState, i.BinlogNote, i.MySQLVersion, env.Svc.Info.BinlogState, env.Svc.Info.MySQLVersion)
+	}
+}
