@@ -301,3 +301,33 @@ func (e Engine) Networks(ctx context.Context) ([]Network, error) {
 func (e Engine) RemoveNetwork(ctx context.Context, id string) error {
 	return e.do(ctx, http.MethodDelete, "/networks/"+url.PathEscape(id), "remove network "+id, http.StatusNoContent, http.StatusNotFound)
 }
+
+// Top is what the container's processes are doing, as the engine's ps on
+// the host sees them: pid, state (R running, S sleeping, D waiting on the
+// disk, T stopped), where in the kernel it sleeps, how long it has run and
+// its command. A start that hangs says which of these it is.
+func (e Engine) Top(ctx context.Context, id string) ([]string, error) {
+	q := url.Values{"ps_args": {"-o pid,stat,wchan:24,etime,comm"}}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://docker/containers/"+url.PathEscape(id)+"/top?"+q.Encode(), nil)
+	resp, err := e.client().Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("docker top %s: %w", id, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return nil, fmt.Errorf("docker top %s: %s %s", id, resp.Status, strings.TrimSpace(string(b)))
+	}
+	var top struct {
+		Titles    []string
+		Processes [][]string
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&top); err != nil {
+		return nil, fmt.Errorf("docker top %s: %w", id, err)
+	}
+	out := []string{strings.Join(top.Titles, " ")}
+	for _, p := range top.Processes {
+		out = append(out, strings.Join(p, " "))
+	}
+	return out, nil
+}

@@ -17,6 +17,7 @@ import (
 
 	lab "github.com/rmlab/lab"
 	"github.com/rmlab/lab/internal/containers"
+	"github.com/rmlab/lab/internal/plain"
 	"github.com/rmlab/lab/internal/secret"
 	"github.com/testcontainers/testcontainers-go"
 	tcmysql "github.com/testcontainers/testcontainers-go/modules/mysql"
@@ -218,23 +219,38 @@ func (s *Services) startRedis(ctx context.Context) error {
 	return s.connectRedis(ctx)
 }
 
-// withLog adds the last lines of a container's log to why it failed: the
-// testcontainers log that had them is off.
+// withLog adds to why a container failed the last lines of its log (the
+// testcontainers log that had them is off) and what its processes were
+// doing: a start that hangs says whether its server waits on the disk (D),
+// was stopped (T) or runs (R). Both come from the container: plain text.
 func withLog(err error, c testcontainers.Container) error {
 	if c == nil || reflect.ValueOf(c).IsNil() {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
-	r, lerr := c.Logs(ctx)
-	if lerr != nil {
-		return err
+	if r, lerr := c.Logs(ctx); lerr == nil {
+		b, _ := io.ReadAll(io.LimitReader(r, 1<<20))
+		r.Close()
+		lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+		err = fmt.Errorf("%w\n  the container's last log lines:%s", err, indented(lines[max(0, len(lines)-12):]))
 	}
-	defer r.Close()
-	b, _ := io.ReadAll(io.LimitReader(r, 1<<20))
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	lines = lines[max(0, len(lines)-12):]
-	return fmt.Errorf("%w\n  the container's last log lines:\n    %s", err, strings.Join(lines, "\n    "))
+	if e, ok := containers.FromEnv(); ok {
+		if ps, terr := e.Top(ctx, c.GetContainerID()); terr == nil {
+			err = fmt.Errorf("%w\n  its processes (STAT: R runs, S sleeps, D waits on the disk, T stopped):%s", err, indented(ps[:min(len(ps), 13)]))
+		}
+	}
+	return err
+}
+
+// indented is lines from outside the lab, each plain and on a line of its
+// own under the message.
+func indented(lines []string) string {
+	var b strings.Builder
+	for _, l := range lines {
+		b.WriteString("\n    " + plain.Cut(plain.Text(l), 240))
+	}
+	return b.String()
 }
 
 // started says what the lab started, where, and how long it took.
