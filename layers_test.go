@@ -47,6 +47,12 @@ type listed struct {
 	Imports      []string
 	TestImports  []string
 	XTestImports []string
+	// Incomplete: go list could not load the package or one it imports
+	// (Error, DepsErrors say why); its imports are then partial, and a
+	// check of them would pass what it never saw.
+	Incomplete bool
+	Error      *struct{ Err string }
+	DepsErrors []struct{ Err string }
 }
 
 func match(pattern, rel string) bool {
@@ -121,7 +127,7 @@ func violations(pkgs []listed) []string {
 
 func goList(t *testing.T) []listed {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-e", "-json=ImportPath,Imports,TestImports,XTestImports", "./...")
+	cmd := exec.Command("go", "list", "-e", "-json=ImportPath,Imports,TestImports,XTestImports,Incomplete,Error,DepsErrors", "./...")
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("go list ./...: %v", err)
@@ -134,6 +140,15 @@ func goList(t *testing.T) []listed {
 			break
 		} else if err != nil {
 			t.Fatal(err)
+		}
+		if p.Incomplete {
+			why := "no reason given"
+			if p.Error != nil {
+				why = p.Error.Err
+			} else if len(p.DepsErrors) > 0 {
+				why = p.DepsErrors[0].Err
+			}
+			t.Errorf("go list could not load %s, so its imports are not all known: %s", p.ImportPath, why)
 		}
 		pkgs = append(pkgs, p)
 	}
