@@ -61,13 +61,14 @@ mysqld --no-defaults --user=mysql --datadir="$DATADIR" --port=3306 --bind-addres
 pid=$!
 trap 'kill -TERM $pid' TERM INT
 # Debian's mysqld ends its ready line with "(Debian)"; the line the official
-# image prints, and testcontainers waits for, once the server answers:
-for _ in $(seq 240); do
+# image prints, and testcontainers waits for, once the server answers,
+# however long that takes (the official server prints it whenever it is
+# ready; a cap here left a slow start silent for good):
+while kill -0 $pid 2>/dev/null; do
   if mysqladmin --socket="$SOCK" -uroot ${MYSQL_ROOT_PASSWORD:+-p"$MYSQL_ROOT_PASSWORD"} ping >/dev/null 2>&1; then
     echo "$(date -u +%FT%T.000000Z) 0 [System] [MY-010931] [Server] /usr/sbin/mysqld: ready for connections. Version: '$(mysqld --version | awk '{print $3}')'  socket: '$SOCK'  port: 3306  MySQL Community Server - GPL (stand-in: Debian's mysqld)."
     break
   fi
-  kill -0 $pid 2>/dev/null || break
   sleep 0.5
 done
 wait $pid
