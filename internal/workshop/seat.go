@@ -203,6 +203,10 @@ func (s *Server) program(sess ssh.Session) *tea.Program {
 		}
 		return msg
 	}))
+	// The process's signals are the server's (Shutdown ends each session
+	// saying why): a screen's own handler quit it at once, and kept SIGTERM
+	// from ending a process that hosts sessions.
+	opts = append(opts, tea.WithoutSignalHandler())
 	p := tea.NewProgram(m, opts...)
 	st.mu.Lock()
 	st.prog = p
