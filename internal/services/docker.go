@@ -237,7 +237,12 @@ func withLog(err error, c testcontainers.Container) error {
 	}
 	if e, ok := containers.FromEnv(); ok {
 		if ps, terr := e.Top(ctx, c.GetContainerID()); terr == nil {
-			err = fmt.Errorf("%w\n  its processes (STAT: R runs, S sleeps, D waits on the disk, T stopped):%s", err, indented(ps[:min(len(ps), 13)]))
+			more := ""
+			if len(ps) > 13 { // the title and 12 processes, and how many not shown
+				more = fmt.Sprintf("\n    … and %d more", len(ps)-13)
+				ps = ps[:13]
+			}
+			err = fmt.Errorf("%w\n  its processes (STAT: R runs, S sleeps, D waits on the disk, T stopped):%s%s", err, indented(ps), more)
 		}
 	}
 	return err
