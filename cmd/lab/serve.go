@@ -176,16 +176,25 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		host = hostOf(*advertise)
 	}
 	fmt.Fprintf(stdout, "lab serve: %d seats on %s; participants run: ssh -p %s NAME@%s\n", *seats, ln.Addr(), port, host)
+	stopped := make(chan error, 1)
 	go func() {
 		<-ctx.Done()
 		c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		srv.Shutdown(c)
+		stopped <- srv.Shutdown(c)
 	}()
 	if err := srv.Serve(ln); err != nil {
 		fmt.Fprintln(stderr, "lab serve:", err)
 		return 1
 	}
+	// Serve returns as the listener closes, before the sessions end:
+	// returning now would end the process before each participant is told
+	// why and their screen has closed.
+	if err := <-stopped; err != nil {
+		fmt.Fprintln(stderr, "lab serve:", err)
+		return 1
+	}
+	fmt.Fprintln(stderr, "lab serve: stopped: every session ended, told why, its workers gone")
 	return 0
 }
 

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -273,7 +274,32 @@ func TestServeStartsWithItsDefaultsAndWorkersNeverSeeThePassword(t *testing.T) {
 	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", serve.Process.Pid)); err != nil || strings.Contains(string(b), secretPW) {
 		t.Errorf("lab serve's /proc environ holds the password (%v)", err)
 	}
+	// SIGTERM is lab serve's: each session ends saying why, and it exits
+	// only once every screen has closed (it used to exit as its listener
+	// closed, before the participant was told why).
+	serve.Process.Signal(syscall.SIGTERM)
+	exited := make(chan error, 1)
+	go func() { exited <- serve.Wait() }()
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("lab serve after SIGTERM: %v\n%s", err, out.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("lab serve did not exit within 30 s of SIGTERM:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "lab serve: stopped: every session ended") {
+		t.Errorf("lab serve exited without saying its sessions had ended:\n%s", out.String())
+	}
+	if !strings.Contains(screen.String(), "lab: the workshop server is shutting down") {
+		t.Errorf("after SIGTERM the participant was not told why the session ended:\n%q", tailOf(screen.String()))
+	}
+	if w := pidsWith("LAB_NAMESPACE=" + alice); len(w) > 0 {
+		t.Errorf("lab serve exited with the participant's workers still running: %v", w)
+	}
 }
+
+func tailOf(s string) string { return s[max(0, len(s)-1500):] }
 
 // --password-file reads the password from a file (or a descriptor); it is
 // never in the process's environment, and a file with no password is a

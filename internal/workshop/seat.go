@@ -256,8 +256,10 @@ func (s *Server) screen(sess ssh.Session, st *seat) tea.Model {
 		return nil
 	}
 	s.screens.Add(1)
+	s.open.Add(1)
 	go func() {
 		defer s.screens.Done()
+		defer s.open.Add(-1)
 		defer close(st.closed)
 		// The screen's run closes with its session: when the handler
 		// returns (q, end, idle), or the connection drops.

@@ -94,6 +94,7 @@ type Server struct {
 	beforeRelease func()             // tests: a run that is slow to close
 	stop          context.CancelFunc // ends the room's poller
 	screens       sync.WaitGroup     // screens still closing (workers, sessions, the last save)
+	open          atomic.Int32       // how many of them, for Shutdown's error
 
 	lessonsOnce sync.Once
 	lessons     []*lab.Lesson
@@ -293,8 +294,15 @@ func (s *Server) Serve(ln net.Listener) error {
 
 // Shutdown stops accepting, ends every session (each screen restores its
 // terminal and says why) and waits (within ctx) until each screen has
-// killed its workers and saved its progress.
+// killed its workers and saved its progress; then it closes every
+// connection, as a client may keep its own open after its session ended.
+// Its error says what was still closing when ctx ended.
 func (s *Server) Shutdown(ctx context.Context) error {
+	// Listeners close now: Shutdown with a context already done returns at
+	// once, leaving the connections to the sessions' ends below.
+	now, cancel := context.WithCancel(context.Background())
+	cancel()
+	s.ssh.Shutdown(now)
 	s.mu.Lock()
 	if s.stop != nil {
 		s.stop()
@@ -307,17 +315,16 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	for _, st := range seats {
 		st.end("the workshop server is shutting down")
 	}
-	err := s.ssh.Shutdown(ctx)
-	for _, st := range seats {
-		st.sess.Close() // a screen still open ends now
-	}
 	// Wait until every screen has closed its run and saved its progress.
 	done := make(chan struct{})
 	go func() { s.screens.Wait(); close(done) }()
+	var err error
 	select {
 	case <-done:
 	case <-ctx.Done():
+		err = fmt.Errorf("shutting down: %d screen(s) still closing (workers to kill, progress to save) when the wait ended: %w", s.open.Load(), ctx.Err())
 	}
+	s.ssh.Close()
 	return err
 }
 

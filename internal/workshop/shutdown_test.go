@@ -1,0 +1,57 @@
+package workshop_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Shutdown (lab serve's SIGTERM) ends each session saying why and returns
+// once every screen has closed its run: the participant's workers are gone
+// by then. A connection that logged in and opened no session (a client at
+// its password prompt's next step, or stalled) does not hold it up: it is
+// closed at the end, not waited for until the deadline, which left the
+// screens no time to close.
+func TestShutdownEndsEachSessionSayingWhyAndWaitsForItsWorkersNotForIdleConnections(t *testing.T) {
+	t.Parallel()
+	addr, srv := serveLessons(t, 2, "../../ui/testdata/worker-lessons")
+	name := who(t, "sd")
+	tm := connect(t, addr, name)
+	tm.until(t, "the screen", hasScreen)
+	for range 3 { // reset, sql, spawn c1 (it pauses before its commit)
+		tm.in.Write([]byte("\r"))
+		time.Sleep(700 * time.Millisecond)
+	}
+	for deadline := time.Now().Add(15 * time.Second); len(workersOf(name)) == 0; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no worker started; the terminal shows:\n%s", tail(tm.text()))
+		}
+	}
+	idle, err := dial(addr, who(t, "id"), password) // logged in, no session
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown: %v (the connection with no session held it until its deadline)", err)
+	}
+	if w := workersOf(name); len(w) > 0 {
+		t.Errorf("Shutdown returned with the participant's workers still running: %v", w)
+	}
+	tm.ended(t)
+	out := tm.text()
+	if i, j := strings.LastIndex(out, "\x1b[?1049l"), strings.LastIndex(out, "lab: the workshop server is shutting down"); i < 0 || j < i {
+		t.Fatalf("want the terminal restored, then why; got:\n%q", tail(out))
+	}
+	if _, _, err := idle.SendRequest("keepalive@openssh.com", true, nil); err == nil {
+		t.Error("the connection with no session is still open after Shutdown")
+	}
+	if c, err := dial(addr, who(t, "la"), password); err == nil {
+		c.Close()
+		t.Error("a participant logged in after Shutdown")
+	}
+}
