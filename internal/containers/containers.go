@@ -159,35 +159,31 @@ func (e Engine) List(ctx context.Context) ([]Container, error) {
 // engine's list into out.
 func (e Engine) labelled(ctx context.Context, path, what string, out any) error {
 	f, _ := json.Marshal(map[string][]string{"label": {LabelLab + "=1"}})
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://docker"+path+"filters="+url.QueryEscape(string(f)), nil)
+	return e.getJSON(ctx, path+"filters="+url.QueryEscape(string(f)), "list the lab's "+what+" on "+e.Socket, out)
+}
+
+// getJSON GETs path and decodes the engine's answer (at most 8 MiB) into
+// out; its errors begin with doing.
+func (e Engine) getJSON(ctx context.Context, path, doing string, out any) error {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://docker"+path, nil)
 	resp, err := e.client().Do(req)
 	if err != nil {
-		return fmt.Errorf("list the lab's %s on %s: %w", what, e.Socket, err)
+		return fmt.Errorf("%s: %w", doing, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return fmt.Errorf("list the lab's %s on %s: %s %s", what, e.Socket, resp.Status, strings.TrimSpace(string(b)))
+		return fmt.Errorf("%s: %s %s", doing, resp.Status, strings.TrimSpace(string(b)))
 	}
-	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-		return fmt.Errorf("list the lab's %s on %s: %w", what, e.Socket, err)
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 8<<20)).Decode(out); err != nil {
+		return fmt.Errorf("%s: %w", doing, err)
 	}
 	return nil
 }
 
 // Remove stops and deletes a container with its anonymous volumes.
 func (e Engine) Remove(ctx context.Context, id string) error {
-	req, _ := http.NewRequestWithContext(ctx, http.MethodDelete, "http://docker/containers/"+url.PathEscape(id)+"?force=1&v=1", nil)
-	resp, err := e.client().Do(req)
-	if err != nil {
-		return fmt.Errorf("remove container %s: %w", id, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusNoContent && resp.StatusCode != http.StatusNotFound {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return fmt.Errorf("remove container %s: %s %s", id, resp.Status, strings.TrimSpace(string(b)))
-	}
-	return nil
+	return e.do(ctx, http.MethodDelete, "/containers/"+url.PathEscape(id)+"?force=1&v=1", "remove container "+id, http.StatusNoContent, http.StatusNotFound)
 }
 
 // Orphaned reports whether c's owner is gone: a lab on this machine whose
@@ -308,22 +304,12 @@ func (e Engine) RemoveNetwork(ctx context.Context, id string) error {
 // its command. A start that hangs says which of these it is.
 func (e Engine) Top(ctx context.Context, id string) ([]string, error) {
 	q := url.Values{"ps_args": {"-o pid,stat,wchan:24,etime,comm"}}
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://docker/containers/"+url.PathEscape(id)+"/top?"+q.Encode(), nil)
-	resp, err := e.client().Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("docker top %s: %w", id, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return nil, fmt.Errorf("docker top %s: %s %s", id, resp.Status, strings.TrimSpace(string(b)))
-	}
 	var top struct {
 		Titles    []string
 		Processes [][]string
 	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&top); err != nil {
-		return nil, fmt.Errorf("docker top %s: %w", id, err)
+	if err := e.getJSON(ctx, "/containers/"+url.PathEscape(id)+"/top?"+q.Encode(), "docker top "+id, &top); err != nil {
+		return nil, err
 	}
 	out := []string{strings.Join(top.Titles, " ")}
 	for _, p := range top.Processes {
