@@ -18,16 +18,7 @@ func TestShutdownEndsEachSessionSayingWhyAndWaitsForItsWorkersNotForIdleConnecti
 	addr, srv := serveLessons(t, 2, "../../ui/testdata/worker-lessons")
 	name := who(t, "sd")
 	tm := connect(t, addr, name)
-	tm.until(t, "the screen", hasScreen)
-	for range 3 { // reset, sql, spawn c1 (it pauses before its commit)
-		tm.in.Write([]byte("\r"))
-		time.Sleep(700 * time.Millisecond)
-	}
-	for deadline := time.Now().Add(15 * time.Second); len(workersOf(name)) == 0; time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no worker started; the terminal shows:\n%s", tail(tm.text()))
-		}
-	}
+	tm.startWorker(t, name)
 	idle, err := dial(addr, who(t, "id"), password) // logged in, no session
 	if err != nil {
 		t.Fatal(err)

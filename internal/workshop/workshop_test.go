@@ -348,25 +348,30 @@ func TestADroppedConnectionLeavesNoWorkerProcess(t *testing.T) {
 	addr, srv := serveLessons(t, 2, "../../ui/testdata/worker-lessons")
 	drop := who(t, "dr")
 	tm := connect(t, addr, drop)
-	tm.until(t, "the screen", hasScreen)
-	for range 3 { // reset, sql, spawn c1 (it pauses before its commit)
-		tm.in.Write([]byte("\r"))
-		time.Sleep(700 * time.Millisecond)
-	}
-	deadline := time.Now().Add(15 * time.Second)
-	for len(workersOf(drop)) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("no worker started; the terminal shows:\n%s", tail(tm.text()))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	tm.startWorker(t, drop)
 	tm.client.Close() // the connection drops: no q, no goodbye
-	deadline = time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(15 * time.Second)
 	for len(workersOf(drop)) > 0 || len(srv.Participants()) > 0 {
 		if time.Now().After(deadline) {
 			t.Fatalf("after the drop: workers %v, participants %v", workersOf(drop), srv.Participants())
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// startWorker walks the worker lessons' first lesson on tm's screen (of
+// participant name) until its worker runs, paused before its commit.
+func (tm *terminal) startWorker(t *testing.T, name string) {
+	t.Helper()
+	tm.until(t, "the screen", hasScreen)
+	for range 3 { // reset, sql, spawn c1 (it pauses before its commit)
+		tm.in.Write([]byte("\r"))
+		time.Sleep(700 * time.Millisecond)
+	}
+	for deadline := time.Now().Add(15 * time.Second); len(workersOf(name)) == 0; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no worker started; the terminal shows:\n%s", tail(tm.text()))
+		}
 	}
 }
 
