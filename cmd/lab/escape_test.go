@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -93,6 +95,45 @@ func TestNothingFromTheRoomsTablesReachesTheInstructorsTerminalRaw(t *testing.T)
 						t.Errorf("%s: a cell a spreadsheet runs: %q", what, cell)
 					}
 				}
+			}
+		}
+	}
+}
+
+// A lesson file anyone could hand an instructor prints plainly wherever
+// the lab quotes it (lab list's title, lab check's problem with a needs:
+// value), as does any outside text the lab's own output quotes: its stdout
+// and stderr hold no escape.
+func TestALessonFilesTextReachesTheTerminalPlain(t *testing.T) {
+	src, err := os.ReadFile("../../ui/testdata/worker-lessons/en/02-fixture-workers.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	titled := strings.Replace(string(src), "# Three consumers", "# Three "+hostile+" consumers", 1)
+	needs := strings.Replace(string(src), "part: idempotency\n", "part: idempotency\nneeds: own"+hostile+"broker\n", 1)
+	for _, c := range []struct{ lesson, cmd, want string }{
+		{titled, "list", "consumers"},
+		{needs, "check", "is not a capability"},
+	} {
+		dir := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(dir, "en"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "en", "02-fixture-workers.md"), []byte(c.lesson), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args := []string{c.cmd, dir}
+		if c.cmd == "list" {
+			args = []string{c.cmd, "--lessons", dir}
+		}
+		out, errOut, _ := runLab(t, args...)
+		all := out + errOut
+		if e := escapes(all); len(e) > 0 {
+			t.Errorf("lab %s wrote %q to the terminal:\n%q", c.cmd, e, all)
+		}
+		for _, want := range []string{c.want, "evil"} {
+			if !strings.Contains(all, want) {
+				t.Errorf("lab %s lost the text around the escapes (%q):\n%s", c.cmd, want, all)
 			}
 		}
 	}

@@ -104,6 +104,11 @@ func (g *globals) flags(fs *flag.FlagSet) {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	// The lab's own output holds no escape: whatever outside text a line
+	// quotes (a row, a server's log, a program's status) reaches the
+	// terminal plain, whichever path brought it. The screen writes to the
+	// terminal itself.
+	stdout, stderr = plain.Writer(stdout), plain.Writer(stderr)
 	defer services.StopOwnMySQL() // a lesson that read a binary log may have started one
 	cmd := ""
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
