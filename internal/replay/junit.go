@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/rmlab/lab/internal/plain"
 )
 
 type junitSuites struct {
@@ -44,6 +46,8 @@ type junitFailure struct {
 }
 
 // WriteJUnit writes one test suite per lesson and one test case per step.
+// What the servers and programs answered passes plain.Lines: XML keeps C1
+// controls and bidi overrides, and CI logs print the file.
 func (r Report) WriteJUnit(w io.Writer) error {
 	s := junitSuites{Name: "lab replay", Tests: 0}
 	var total int64
@@ -56,15 +60,15 @@ func (r Report) WriteJUnit(w io.Writer) error {
 		for i, st := range l.Steps {
 			name := fmt.Sprintf("step %02d %s (line %d)", i+1, st.Kind, st.Line)
 			if st.Option != "" {
-				name += " [" + st.Option + "]"
+				name += " [" + plain.Lines(st.Option) + "]"
 			}
 			c := junitCase{Name: name, Classname: l.ID, Time: secs(st.DurationMS),
-				SystemOut: strings.Join(append(append([]string(nil), st.Sent...), st.Observed), "\n")}
+				SystemOut: plain.Lines(strings.Join(append(append([]string(nil), st.Sent...), st.Observed), "\n"))}
 			if !st.Passed {
-				c.Failure = &junitFailure{Message: st.Why, Text: st.Observed}
+				c.Failure = &junitFailure{Message: plain.Lines(st.Why), Text: plain.Lines(st.Observed)}
 				su.Failures++
 			} else if st.Skipped {
-				c.Skipped = &junitSkipped{Message: st.Why}
+				c.Skipped = &junitSkipped{Message: plain.Lines(st.Why)}
 				su.Skipped++
 			}
 			su.Cases = append(su.Cases, c)
@@ -75,11 +79,11 @@ func (r Report) WriteJUnit(w io.Writer) error {
 		// skipped as a whole, so a dashboard never counts it a pass.
 		if l.Skipped {
 			su.Cases = append(su.Cases, junitCase{Name: "lesson", Classname: l.ID, Time: "0",
-				Skipped: &junitSkipped{Message: l.Why}})
+				Skipped: &junitSkipped{Message: plain.Lines(l.Why)}})
 			su.Skipped++
 		} else if !l.Passed && su.Failures == 0 {
 			su.Cases = append(su.Cases, junitCase{Name: "lesson", Classname: l.ID, Time: "0",
-				Failure: &junitFailure{Message: l.Why, Text: l.Why}})
+				Failure: &junitFailure{Message: plain.Lines(l.Why), Text: plain.Lines(l.Why)}})
 			su.Failures++
 		}
 		su.Tests = len(su.Cases)

@@ -2,6 +2,7 @@ package replay_test
 
 import (
 	"context"
+	"encoding/xml"
 	"strings"
 	"testing"
 	"time"
@@ -57,5 +58,35 @@ func TestALessonThatSkippedACheckIsSkippedNotPassed(t *testing.T) {
 	l2 := &lab.Lesson{ID: "fails", Number: 2, Part: lab.PartBroker, File: "skips.md", Blocks: []lab.Block{{Step: bad}, {Step: fails}}}
 	if lr := replay.Lesson(context.Background(), env(t), l2, replay.Options{StepTimeout: time.Minute}); lr.Passed || lr.Skipped {
 		t.Errorf("a lesson that skipped one step and failed another: %+v", lr)
+	}
+}
+
+// What a server or a program answered, quoted in the JUnit file and the
+// transcript, holds no escape, C1 control or bidi override there (CI logs
+// print both), and the text around each survives.
+func TestTheReportsFilesQuoteOutsideTextPlain(t *testing.T) {
+	hostile := "row a\x1b]2;title\x07b \u009b2J c\u202ed \x1b[2Je"
+	rep := replay.Report{Lessons: []replay.LessonReport{{ID: "evil", Number: 1, Title: "T" + hostile, Why: hostile,
+		Steps: []lab.Result{{Kind: "expect", Sent: []string{"SELECT 1" + hostile}, Observed: hostile, Why: "value is " + hostile}}}}, Failed: 1}
+	var j, tr strings.Builder
+	if err := rep.WriteJUnit(&j); err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.WriteTranscript(&tr); err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string]string{"JUnit": j.String(), "transcript": tr.String()} {
+		for _, r := range out {
+			if r != '\n' && r != '\t' && (r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 || r == '\u202e' || r == '\ufffd') {
+				t.Errorf("the %s holds %U:\n%q", name, r, out)
+				break
+			}
+		}
+		if !strings.Contains(out, "row ab") || !strings.Contains(out, "cd") {
+			t.Errorf("the %s lost the text around the escapes:\n%s", name, out)
+		}
+	}
+	if err := xml.Unmarshal([]byte(strings.TrimPrefix(j.String(), xml.Header)), new(struct{})); err != nil {
+		t.Errorf("the JUnit file is no longer XML: %v", err)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/rmlab/lab/internal/plain"
 )
 
 // WriteTranscript writes Markdown: every statement or command sent and what
@@ -61,7 +63,9 @@ func (r Report) WriteTranscript(w io.Writer) error {
 			}
 		}
 	}
-	_, err := io.WriteString(w, b.String())
+	// What the servers and programs answered is quoted as it came: the
+	// file is read in terminals (cat, a CI log), so it holds no escape.
+	_, err := io.WriteString(w, plain.Lines(b.String()))
 	return err
 }
 
