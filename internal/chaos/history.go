@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/rmlab/lab/internal/plain"
 )
 
 // Entry is one line of the history (JSON lines): what a process did or
@@ -191,7 +193,7 @@ func (h *History) write(e Entry) {
 		return
 	}
 	b, _ := json.Marshal(e)
-	h.w.Write(b)
+	h.w.Write(plain.JSON(b)) // read with tail -f: a message id's C1 or bidi as \u escapes
 	h.w.WriteByte('\n')
 }
 

@@ -5,13 +5,23 @@ import (
 	"html/template"
 	"io"
 	"strings"
+
+	"github.com/rmlab/lab/internal/plain"
 )
 
 // Report writes the run's timeline and counts as one self-contained HTML
 // page (inline SVG and CSS, nothing fetched), for a CI artifact or a
 // workshop debrief.
 func Report(w io.Writer, s *Summary) error {
-	return reportPage.Execute(w, reportData{S: s, Chart: template.HTML(chartSVG(s.Timeline)), Kinds: AllKinds()})
+	var b strings.Builder
+	if err := reportPage.Execute(&b, reportData{S: s, Chart: template.HTML(chartSVG(s.Timeline)), Kinds: AllKinds()}); err != nil {
+		return err
+	}
+	// HTML escaping leaves escapes, C1 controls and bidi overrides a
+	// program's status or message id may carry; the page is also read with
+	// cat and in CI logs.
+	_, err := io.WriteString(w, plain.Lines(b.String()))
+	return err
 }
 
 type reportData struct {

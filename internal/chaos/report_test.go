@@ -28,3 +28,36 @@ func TestTheReportIsOnePageWithTheTimelineTheCountsAndEscapedText(t *testing.T) 
 		t.Errorf("the report runs or fetches something: it must be one self-contained page")
 	}
 }
+
+// A program's status, a message id or a fault's result may carry escapes:
+// the page and the history file (read with cat and tail -f) hold none, C1
+// controls and bidi overrides neither, and the text around them stays.
+func TestTheReportAndTheHistoryHoldNoEscapeFromOutside(t *testing.T) {
+	hostile := "st\x1b]2;title\x07at \u009b2J u\u202es \x1b[2Jok"
+	s := &chaos.Summary{Seed: 3, Pipeline: "p", Orders: 1, Committed: 1, Once: 1, Notes: []string{hostile},
+		Faults: map[chaos.FaultKind]int{}, Missed: map[chaos.FaultKind]int{},
+		Timeline: chaos.Timeline{Faults: []chaos.Mark{{T: 1, Kind: chaos.CutAMQP, Target: "relays", Result: hostile}}}}
+	var page, hist bytes.Buffer
+	if err := chaos.Report(&page, s); err != nil {
+		t.Fatal(err)
+	}
+	h := chaos.NewHistory(&hist)
+	h.Wire("consumer-1", "sent", "order-7-"+hostile, hostile)
+	if err := h.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string]string{"report": page.String(), "history": hist.String()} {
+		for _, r := range out {
+			if r != '\n' && r != '\t' && (r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 || r == '\u202e') {
+				t.Errorf("the %s holds %U:\n%q", name, r, out)
+				break
+			}
+		}
+	}
+	if !strings.Contains(page.String(), "stat 2J us ok") {
+		t.Errorf("the report lost the text around the escapes:\n%s", page.String())
+	}
+	if !strings.Contains(hist.String(), `\u009b2J u\u202es`) {
+		t.Errorf("the history lost what the id carried (a C1 and a bidi override as \\u escapes):\n%s", hist.String())
+	}
+}
