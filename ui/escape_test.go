@@ -45,7 +45,11 @@ func TestATableCellCarriesNoEscapeToTheTerminal(t *testing.T) {
 	if _, err := svc.MySQL.ExecContext(ctx, "INSERT INTO "+db+".consumed_operation (consumer_name, business_key, event_id, user_id, amount) VALUES ('c', ?, 'e', 1, 1)", hostileText); err != nil {
 		t.Fatal(err)
 	}
-	data := tablesData((&steps.Env{Svc: svc}).Tables(ctx, []lab.TableView{{Title: "consumed_operation", DB: services.IdempotencyDB, Query: "SELECT business_key, event_id FROM consumed_operation"}}))
+	// A column a program added, its name as hostile as a row.
+	if _, err := svc.MySQL.ExecContext(ctx, "ALTER TABLE "+db+".consumed_operation ADD COLUMN `col\x1b]2;t\x07\u009b2J\u202eumn` INT"); err != nil {
+		t.Fatal(err)
+	}
+	data := tablesData((&steps.Env{Svc: svc}).Tables(ctx, []lab.TableView{{Title: "consumed_operation", DB: services.IdempotencyDB, Query: "SELECT * FROM consumed_operation"}}))
 	if data[0].err != "" || len(data[0].rows) != 1 {
 		t.Fatalf("read: %+v", data[0])
 	}
@@ -57,14 +61,20 @@ func TestATableCellCarriesNoEscapeToTheTerminal(t *testing.T) {
 	v := p.View()
 	// The pane's own styles (its bold title) are the code's; the cell's
 	// line must carry nothing.
-	var cell string
+	var cell, head string
 	for _, l := range strings.Split(v, "\n") {
 		if strings.Contains(l, "link") {
 			cell = l
 		}
+		if strings.Contains(l, "business_key") {
+			head = l
+		}
 	}
 	if e := escapesIn(cell); len(e) > 0 || cell == "" {
 		t.Fatalf("the cell's line carries %q to the terminal:\n%q", e, v)
+	}
+	if e := escapesIn(head); len(e) > 0 || head == "" {
+		t.Fatalf("the columns' line carries %q to the terminal:\n%q", e, v)
 	}
 	if !strings.Contains(v, "link") || !strings.Contains(v, "evil") {
 		t.Errorf("the cell's text was lost:\n%s", v)

@@ -137,7 +137,12 @@ func (p *tablesPanel) poll() tea.Cmd {
 func tablesData(read []steps.TableRead) []tableData {
 	out := make([]tableData, len(read))
 	for i, t := range read {
-		out[i] = tableData{title: t.Title, db: t.DB, cols: t.Cols}
+		// A column's name is outside text too: a program may add one.
+		cols := make([]string, len(t.Cols))
+		for j, c := range t.Cols {
+			cols[j] = oneLine(c)
+		}
+		out[i] = tableData{title: oneLine(t.Title), db: oneLine(t.DB), cols: cols}
 		for _, r := range t.Rows {
 			row := make([]string, len(r))
 			for j, c := range r {
