@@ -492,9 +492,15 @@ func (r *Room) Polls(ctx context.Context) ([]Poll, error) {
 		if json.Unmarshal([]byte(b), &f) != nil {
 			continue
 		}
+		// Text from outside this process, as Participants' rows are.
 		for id, l := range f.Lessons {
+			if l == nil {
+				continue
+			}
+			id = plain.Line(id, 128)
 			reached[id]++
 			for name, pick := range l.Predictions {
+				name, pick = plain.Line(name, 128), plain.Line(pick, 256)
 				k := [2]string{id, name}
 				if polls[k] == nil {
 					polls[k] = &Poll{Lesson: id, Name: name, Answers: map[string]int{}}

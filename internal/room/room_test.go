@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/rmlab/lab/internal/labtest"
+	"github.com/rmlab/lab/internal/plain"
 	"github.com/rmlab/lab/internal/progress"
 	"github.com/rmlab/lab/internal/room"
 	"github.com/rmlab/lab/internal/services"
@@ -150,6 +151,32 @@ func TestPresenceFailingStuckDoneOfflineAndPolls(t *testing.T) {
 	polls, err := r.Polls(ctx)
 	if err != nil || len(polls) != 1 || polls[0].Answered != 2 || polls[0].Reached != 5 || polls[0].Answers["yes"] != 1 {
 		t.Fatalf("polls %+v, %v: want 2 of 5 answered", polls, err)
+	}
+}
+
+// A forged progress row (anyone holding the room's DSN could write one)
+// reaches the instructor's polls as plain text: lesson, step and answer.
+func TestPollsFromAForgedRowArePlainText(t *testing.T) {
+	r := open(t)
+	ctx := context.Background()
+	evil := "a\x1b]2;title\x07b\u009b2Jc\u202ed"
+	snap, _ := json.Marshal(map[string]any{"lessons": map[string]any{"l" + evil: map[string]any{"step": 1,
+		"predictions": map[string]string{"p" + evil: "yes" + evil}}}})
+	if err := r.Store("mal").Save(ctx, snap); err != nil {
+		t.Fatal(err)
+	}
+	polls, err := r.Polls(ctx)
+	if err != nil || len(polls) != 1 {
+		t.Fatalf("polls %+v, %v: want the forged row's one", polls, err)
+	}
+	texts := []string{polls[0].Lesson, polls[0].Name}
+	for a := range polls[0].Answers {
+		texts = append(texts, a)
+	}
+	for _, s := range texts {
+		if s != plain.Line(s, 1024) || !strings.Contains(s, "ab") || !strings.Contains(s, "cd") {
+			t.Errorf("a poll's text is %q: want it plain, the text around the escapes kept", s)
+		}
 	}
 }
 
