@@ -102,3 +102,18 @@ func TestAStepsObservedTextCarriesNoEscapeToTheTerminal(t *testing.T) {
 		t.Errorf("the observed text was lost:\n%s", v)
 	}
 }
+
+// A lesson's prose (a file anyone could hand an instructor) reaches the
+// lesson pane with the styles the pane gives it and nothing else.
+func TestALessonsProseCarriesNoEscapeToTheTerminal(t *testing.T) {
+	st := NewStyles(true, false)
+	var c proseCache
+	lines := c.lines("k", "Some **prose** "+hostileText+" and more.\n\nA second paragraph.", 80, st)
+	all := sgr.ReplaceAllString(strings.Join(lines, "\n"), "")
+	if e := escapesIn(all); len(e) > 0 {
+		t.Fatalf("the prose carries %q to the terminal:\n%q", e, all)
+	}
+	if !strings.Contains(all, "link") || !strings.Contains(all, "evil and more") {
+		t.Errorf("the prose's text was lost:\n%s", all)
+	}
+}

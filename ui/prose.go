@@ -9,6 +9,8 @@ import (
 	"charm.land/glamour/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/rmlab/lab/internal/plain"
 )
 
 // proseCache renders Markdown prose with glamour once per block, width and
@@ -65,7 +67,8 @@ func (c *proseCache) lines(key, md string, width int, st *Styles) []string {
 // render is md through r (wrapping at wrap cells), every line at most
 // width cells.
 func render(r *glamour.TermRenderer, md string, wrap, width int) []string {
-	src := wrapCJK(reflow(joinCJKLines(asciiSafe(md))), wrap)
+	// A lesson file is text someone wrote: glamour passes its escapes on.
+	src := wrapCJK(reflow(joinCJKLines(asciiSafe(plain.Lines(md)))), wrap)
 	var out string
 	if r != nil {
 		if s, err := r.Render(src); err == nil {
