@@ -27,3 +27,6 @@ func (s *Server) SlowToClose(d time.Duration) {
 func (s *Server) ParticipantServices(ctx context.Context, name string) (*services.Services, func(), error) {
 	return s.participantServices(ctx, name)
 }
+
+// SafeName is how the server's log and refusals write a name a client sent.
+var SafeName = safeName
