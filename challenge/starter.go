@@ -13,6 +13,7 @@ import (
 	"time"
 
 	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/internal/plain"
 )
 
 // The starters are programs of the lab's module (so vet and the tests
@@ -161,7 +162,9 @@ func Warm(ctx context.Context, argv []string, say func(string)) error {
 	if err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
-			return fmt.Errorf("your program does not build (%s):\n%s", strings.Join(build, " "), strings.TrimSpace(out.String()))
+			// The compiler's first lines are the ones to read; the rest is
+			// cut, saying so, as a screen or a terminal shows it whole.
+			return fmt.Errorf("your program does not build (%s):\n%s", strings.Join(build, " "), plain.Cut(strings.TrimSpace(out.String()), 8<<10))
 		}
 		return fmt.Errorf("%s: %w", strings.Join(build, " "), err)
 	}
