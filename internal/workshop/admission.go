@@ -49,9 +49,25 @@ func (s *Server) admit(next ssh.Handler) ssh.Handler {
 				refuse("the room opens only with an instructor's key (lab serve --instructor-keys FILE); a password or a participant's key never opens it")
 				return
 			}
+			st := s.newSeat(sess)
+			s.mu.Lock()
+			shutting := s.shutting
+			if !shutting {
+				s.instructors[st] = true
+			}
+			s.mu.Unlock()
+			if shutting {
+				refuse("the workshop server is shutting down")
+				return
+			}
+			defer func() {
+				s.mu.Lock()
+				delete(s.instructors, st)
+				s.mu.Unlock()
+				st.left()
+			}()
 			s.guard.admitted(sess.RemoteAddr())
 			s.logf("instructor logged in from %s with %s", host(sess.RemoteAddr()), method(sess))
-			st := s.newSeat(sess)
 			st.run(next)
 			s.logf("instructor's session from %s ended%s", host(sess.RemoteAddr()), st.because())
 			return
@@ -63,13 +79,17 @@ func (s *Server) admit(next ssh.Handler) ssh.Handler {
 		s.mu.Lock()
 		_, twice := s.seats[user]
 		full := len(s.seats) >= s.cfg.Seats
+		shutting := s.shutting
 		var st *seat
-		if !twice && !full {
+		if !twice && !full && !shutting {
 			st = s.newSeat(sess)
 			s.seats[user] = st
 		}
 		s.mu.Unlock()
 		switch {
+		case shutting:
+			refuse("the workshop server is shutting down")
+			return
 		case twice:
 			refuse(fmt.Sprintf("%s already has a screen open on this server; close it first (one screen per participant: two would run each other's steps)", user))
 			return
@@ -81,6 +101,7 @@ func (s *Server) admit(next ssh.Handler) ssh.Handler {
 			s.mu.Lock()
 			delete(s.seats, user)
 			s.mu.Unlock()
+			st.left() // a session refused after its seat was taken
 		}()
 		rm := s.room()
 		// The claim is this session's, not this server's: a release late

@@ -49,11 +49,13 @@ type seat struct {
 	mu     sync.Mutex
 	prog   *tea.Program
 	ended  chan struct{} // closed once the session's handler returned
+	told   chan struct{} // closed once the session has been told why it ended, or left without a screen
+	leave  sync.Once
 	closed chan struct{} // closed once the screen's run has closed
 }
 
 func (s *Server) newSeat(sess ssh.Session) *seat {
-	st := &seat{sess: sess, idle: s.cfg.IdleTimeout, ended: make(chan struct{}), closed: make(chan struct{})}
+	st := &seat{sess: sess, idle: s.cfg.IdleTimeout, ended: make(chan struct{}), told: make(chan struct{}), closed: make(chan struct{})}
 	st.lastKey.Store(time.Now().UnixNano())
 	return st
 }
@@ -76,6 +78,7 @@ func (st *seat) run(next ssh.Handler) {
 	}
 	next(b)
 	close(st.ended)
+	defer st.left()
 	if why := st.why.Load(); why != nil {
 		// The screen has restored the terminal (alternate screen left,
 		// cursor shown) as its program ended; say why in one line.
@@ -103,6 +106,11 @@ func (st *seat) end(why string) {
 		}
 	}()
 }
+
+// left marks the session as done with: told why it ended, or refused
+// before its screen ran. Shutdown waits for it before it closes the
+// connections.
+func (st *seat) left() { st.leave.Do(func() { close(st.told) }) }
 
 func (st *seat) because() string {
 	if why := st.why.Load(); why != nil {

@@ -87,9 +87,11 @@ type Server struct {
 	auth  *auth
 	guard *guard
 
-	mu    sync.Mutex
-	seats map[string]*seat  // participant → their session
-	live  map[string]string // participant → the holder of a screen claimed in the room and not yet closed
+	mu          sync.Mutex
+	seats       map[string]*seat  // participant → their session
+	instructors map[*seat]bool    // the instructor's sessions
+	shutting    bool              // Shutdown began: no new session
+	live        map[string]string // participant → the holder of a screen claimed in the room and not yet closed
 
 	beforeRelease func()             // tests: a run that is slow to close
 	stop          context.CancelFunc // ends the room's poller
@@ -133,7 +135,7 @@ func New(cfg Config) (*Server, error) {
 	if err := os.MkdirAll(filepath.Dir(cfg.HostKey), 0o700); err != nil {
 		return nil, fmt.Errorf("host key folder %s: %w", filepath.Dir(cfg.HostKey), err)
 	}
-	s := &Server{cfg: cfg, seats: map[string]*seat{}, live: map[string]string{}, ownNodes: ownNodes}
+	s := &Server{cfg: cfg, seats: map[string]*seat{}, instructors: map[*seat]bool{}, live: map[string]string{}, ownNodes: ownNodes}
 	s.logins = ProbeLogins(context.Background(), cfg.Services)
 	for _, l := range s.logins.Describe() {
 		s.logf("%s", l)
@@ -304,20 +306,32 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	cancel()
 	s.ssh.Shutdown(now)
 	s.mu.Lock()
+	s.shutting = true // a connection already in opens no session now
 	if s.stop != nil {
 		s.stop()
 	}
-	seats := make([]*seat, 0, len(s.seats))
+	seats := make([]*seat, 0, len(s.seats)+len(s.instructors))
 	for _, st := range s.seats {
+		seats = append(seats, st)
+	}
+	for st := range s.instructors {
 		seats = append(seats, st)
 	}
 	s.mu.Unlock()
 	for _, st := range seats {
 		st.end("the workshop server is shutting down")
 	}
-	// Wait until every screen has closed its run and saved its progress.
+	// Wait until every session has been told why (the instructor's
+	// included) and every screen has closed its run and saved its
+	// progress.
 	done := make(chan struct{})
-	go func() { s.screens.Wait(); close(done) }()
+	go func() {
+		for _, st := range seats {
+			<-st.told
+		}
+		s.screens.Wait()
+		close(done)
+	}()
 	var err error
 	select {
 	case <-done:

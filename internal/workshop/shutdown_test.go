@@ -5,6 +5,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"charm.land/ssh"
+	gossh "golang.org/x/crypto/ssh"
+
+	"github.com/rmlab/lab/internal/workshop"
 )
 
 // Shutdown (lab serve's SIGTERM) ends each session saying why and returns
@@ -44,5 +49,45 @@ func TestShutdownEndsEachSessionSayingWhyAndWaitsForItsWorkersNotForIdleConnecti
 	if c, err := dial(addr, who(t, "la"), password); err == nil {
 		c.Close()
 		t.Error("a participant logged in after Shutdown")
+	}
+}
+
+// The instructor's session ends saying why too, and a session opened on a
+// connection already in once Shutdown began is refused saying why (its
+// screen would start after the wait for screens had begun).
+func TestShutdownEndsTheInstructorsSessionAndOpensNoNewOne(t *testing.T) {
+	t.Parallel()
+	instr := newSigner(t)
+	addr, srv := start(t, workshop.Config{Seats: 3, InstructorKeys: []ssh.PublicKey{pubOf(t, instr)}, Room: openRoom(t, "server-sd")})
+	tm := instructor(t, addr, instr, 120, 35)
+	tm.until(t, "the room", func(s string) bool { return strings.Contains(s, "participants:") })
+	late, err := dial(addr, who(t, "lt"), password) // in, its session not yet asked for
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer late.Close()
+	ended := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		ended <- srv.Shutdown(ctx)
+	}()
+	tm.ended(t)
+	if !strings.Contains(tm.text(), "lab: the workshop server is shutting down") {
+		t.Errorf("the instructor was not told why the session ended:\n%q", tail(tm.text()))
+	}
+	if s, err := late.NewSession(); err == nil {
+		var out strings.Builder
+		s.Stdout, s.Stderr = &out, &out
+		s.RequestPty("xterm-256color", 30, 100, gossh.TerminalModes{})
+		if s.Shell() == nil {
+			s.Wait()
+			if strings.Contains(out.String(), "reliable-messaging lab") {
+				t.Errorf("a session opened after Shutdown began got a screen:\n%q", tail(out.String()))
+			}
+		}
+	}
+	if err := <-ended; err != nil {
+		t.Errorf("Shutdown: %v", err)
 	}
 }
