@@ -23,6 +23,14 @@ func (s *Server) SlowToClose(d time.Duration) {
 	s.beforeRelease = func() { time.Sleep(d) }
 }
 
+// BeforeClose runs f in Shutdown after every session ended, before the
+// connections close.
+func (s *Server) BeforeClose(f func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.beforeClose = f
+}
+
 // ParticipantServices are the services participant name's screen runs on.
 func (s *Server) ParticipantServices(ctx context.Context, name string) (*services.Services, func(), error) {
 	return s.participantServices(ctx, name)

@@ -94,6 +94,7 @@ type Server struct {
 	live        map[string]string // participant → the holder of a screen claimed in the room and not yet closed
 
 	beforeRelease func()             // tests: a run that is slow to close
+	beforeClose   func()             // tests: Shutdown's last moment with the connections open
 	stop          context.CancelFunc // ends the room's poller
 	screens       sync.WaitGroup     // screens still closing (workers, sessions, the last save)
 	open          atomic.Int32       // how many of them, for Shutdown's error
@@ -337,6 +338,12 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-done:
 	case <-ctx.Done():
 		err = fmt.Errorf("shutting down: %d screen(s) still closing (workers to kill, progress to save) when the wait ended: %w", s.open.Load(), ctx.Err())
+	}
+	s.mu.Lock()
+	last := s.beforeClose
+	s.mu.Unlock()
+	if last != nil {
+		last()
 	}
 	s.ssh.Close()
 	return err

@@ -66,6 +66,30 @@ func TestShutdownEndsTheInstructorsSessionAndOpensNoNewOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer late.Close()
+	// Once every session has ended, with the connections still open, the
+	// connection already in asks for a session.
+	var lateOut string
+	var lateErr error
+	srv.BeforeClose(func() {
+		s, err := late.NewSession()
+		if err != nil {
+			lateErr = err
+			return
+		}
+		var out terminal
+		s.Stdout, s.Stderr = &out, &out
+		s.RequestPty("xterm-256color", 30, 100, gossh.TerminalModes{})
+		if lateErr = s.Shell(); lateErr == nil {
+			waited := make(chan error, 1)
+			go func() { waited <- s.Wait() }()
+			select {
+			case <-waited:
+			case <-time.After(10 * time.Second): // a screen: it does not end
+				s.Close()
+			}
+		}
+		lateOut = out.text()
+	})
 	ended := make(chan error, 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -76,18 +100,10 @@ func TestShutdownEndsTheInstructorsSessionAndOpensNoNewOne(t *testing.T) {
 	if !strings.Contains(tm.text(), "lab: the workshop server is shutting down") {
 		t.Errorf("the instructor was not told why the session ended:\n%q", tail(tm.text()))
 	}
-	if s, err := late.NewSession(); err == nil {
-		var out strings.Builder
-		s.Stdout, s.Stderr = &out, &out
-		s.RequestPty("xterm-256color", 30, 100, gossh.TerminalModes{})
-		if s.Shell() == nil {
-			s.Wait()
-			if strings.Contains(out.String(), "reliable-messaging lab") {
-				t.Errorf("a session opened after Shutdown began got a screen:\n%q", tail(out.String()))
-			}
-		}
-	}
 	if err := <-ended; err != nil {
 		t.Errorf("Shutdown: %v", err)
+	}
+	if lateErr != nil || !strings.Contains(lateOut, "the workshop server is shutting down") || hasScreen(lateOut) {
+		t.Errorf("a session asked for once Shutdown began: %v, %q; want it refused saying why", lateErr, tail(lateOut))
 	}
 }
