@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -98,7 +99,13 @@ func (m *Management) Exchanges(ctx context.Context) ([]string, error) {
 	var xs []struct {
 		Name string `json:"name"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&xs); err != nil {
+	// A program may declare exchanges without end in its vhost: the list
+	// is read up to a bound (about 400 000 names), not into all memory.
+	body := &io.LimitedReader{R: resp.Body, N: maxExchangeList + 1}
+	if err := json.NewDecoder(body).Decode(&xs); err != nil {
+		if body.N <= 0 {
+			return nil, fmt.Errorf("management API at %s: the exchanges of vhost %s take more than %d MiB: something declared them without end; delete the vhost (rabbitmqctl delete_vhost) or its exchanges", secret.URL(m.Base), m.VHost, maxExchangeList>>20)
+		}
 		return nil, fmt.Errorf("management API at %s: exchanges: %w", secret.URL(m.Base), err)
 	}
 	out := make([]string, 0, len(xs))
@@ -107,6 +114,9 @@ func (m *Management) Exchanges(ctx context.Context) ([]string, error) {
 	}
 	return out, nil
 }
+
+// maxExchangeList bounds the exchanges list Exchanges reads.
+const maxExchangeList = 32 << 20
 
 // get is a GET of the API's path as its user; the caller closes the body.
 func (m *Management) get(ctx context.Context, path string) (*http.Response, error) {
