@@ -81,8 +81,17 @@ flags (every command):
 // Everything the lab prints goes through secret.Writer: no path, however
 // an error was built, prints a password the lab was given.
 func main() {
-	os.Exit(run(os.Args[1:], secret.Writer(readerAware(os.Stdout)), secret.Writer(readerAware(os.Stderr))))
+	// Passwords are masked first, as written (plain text would no longer
+	// match one holding a character it removes), then the line is made
+	// plain: the lab's own output holds no escape, so whatever outside
+	// text a line quotes (a row, a server's log, a program's status)
+	// reaches the terminal plain, whichever path brought it. The screen
+	// writes to the terminal itself.
+	os.Exit(run(os.Args[1:], terminal(readerAware(os.Stdout)), terminal(readerAware(os.Stderr))))
 }
+
+// terminal is what the lab's output passes on its way to w.
+func terminal(w io.Writer) io.Writer { return secret.Writer(plain.Writer(w)) }
 
 type globals struct {
 	cfg     services.Config
@@ -104,11 +113,6 @@ func (g *globals) flags(fs *flag.FlagSet) {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	// The lab's own output holds no escape: whatever outside text a line
-	// quotes (a row, a server's log, a program's status) reaches the
-	// terminal plain, whichever path brought it. The screen writes to the
-	// terminal itself.
-	stdout, stderr = plain.Writer(stdout), plain.Writer(stderr)
 	defer services.StopOwnMySQL() // a lesson that read a binary log may have started one
 	cmd := ""
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {

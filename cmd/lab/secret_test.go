@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/rmlab/lab/internal/labtest"
+	"github.com/rmlab/lab/internal/secret"
 )
 
 // TestNoInputOfAnyShapeMakesAnyCommandPrintAPassword runs every command
@@ -82,8 +83,29 @@ func check(t *testing.T, value, envName, flagName, pw string, commands [][]strin
 }
 
 // leaks are the password and each of its pieces long enough to matter.
+// A password holding a character plain text removes (a soft hyphen) is
+// masked as it was typed, before the line is made plain: the other way
+// round it no longer matched and its plain form reached the terminal.
+func TestAPasswordIsMaskedBeforeItsLineIsMadePlain(t *testing.T) {
+	pw := "Zq9s3\u00adcretPw"
+	secret.Note(secret.KindDSN, "root:"+pw+"@tcp(127.0.0.1:3306)/")
+	var out strings.Builder
+	fmt.Fprintf(terminal(&out), "lab: a server quoted %s back\n", pw)
+	for _, leak := range leaks(pw) {
+		if strings.Contains(out.String(), leak) {
+			t.Fatalf("printed %q: %q", leak, out.String())
+		}
+	}
+	if !strings.Contains(out.String(), secret.Mask) {
+		t.Fatalf("the password was not masked: %q", out.String())
+	}
+}
+
 func leaks(pw string) []string {
 	out := []string{pw}
+	if plain := strings.ReplaceAll(pw, "\u00ad", ""); plain != pw {
+		out = append(out, plain) // what a terminal shows of it
+	}
 	for _, p := range strings.FieldsFunc(pw, func(r rune) bool { return strings.ContainsRune(":@/", r) }) {
 		if len(p) >= 4 {
 			out = append(out, p)

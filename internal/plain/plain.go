@@ -111,7 +111,9 @@ func JSON(b []byte) []byte {
 	}
 	var out strings.Builder
 	for _, r := range string(b) {
-		if r >= 0x7f && bad(r) && r != utf8.RuneError {
+		// U+FFFD too (json.Marshal's stand-in for invalid UTF-8): escaped,
+		// it survives a Writer, which drops it from plain text.
+		if r >= 0x7f && bad(r) {
 			for _, u := range utf16.Encode([]rune{r}) {
 				fmt.Fprintf(&out, `\u%04x`, u)
 			}

@@ -88,7 +88,7 @@ func TestCutSaysItCutAndNeverSplitsACharacter(t *testing.T) {
 // JSON keeps the data whole (a program decodes the same string) and
 // hands a terminal no C1 control or bidi override.
 func TestJSONEscapesWhatATerminalWouldActOn(t *testing.T) {
-	in := map[string]string{"why": "a\u009b2Jb\u202ec\x1b]52;c;x\x07d é中"}
+	in := map[string]string{"why": "a\u009b2Jb\u202ec\x1b]52;c;x\x07d é中 \ufffd"}
 	b, _ := json.MarshalIndent(in, "", "  ")
 	out := JSON(b)
 	for _, r := range string(out) {
@@ -99,6 +99,12 @@ func TestJSONEscapesWhatATerminalWouldActOn(t *testing.T) {
 	var back map[string]string
 	if err := json.Unmarshal(out, &back); err != nil || back["why"] != in["why"] {
 		t.Fatalf("decoded %q (%v), want %q", back["why"], err, in["why"])
+	}
+	// Through the lab's stdout (a Writer) the data is still whole.
+	var shown strings.Builder
+	Writer(&shown).Write(out)
+	if err := json.Unmarshal([]byte(shown.String()), &back); err != nil || back["why"] != in["why"] {
+		t.Fatalf("through a Writer, decoded %q (%v), want %q", back["why"], err, in["why"])
 	}
 	if p := []byte(`{"a": "é中"}`); string(JSON(p)) != string(p) {
 		t.Errorf("printable text was changed: %s", JSON(p))

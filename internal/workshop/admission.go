@@ -128,6 +128,7 @@ func (s *Server) admit(next ssh.Handler) ssh.Handler {
 		s.setLive(user, true, holder)
 		s.guard.admitted(sess.RemoteAddr())
 		s.logf("%s logged in with %s", who, method(sess))
+		s.releases.Add(1) // before run: Shutdown waits for it after run ends
 		st.run(next)
 		s.logf("session of %s ended%s", who, st.because())
 		// A session's end ends its connection: no keepalives answered for
@@ -139,6 +140,7 @@ func (s *Server) admit(next ssh.Handler) ssh.Handler {
 		// workers are dead), which follows the session's end: a reset
 		// waits for it before it cleans.
 		go func() {
+			defer s.releases.Done()
 			st.waitClosed(10 * time.Second)
 			s.mu.Lock()
 			slow := s.beforeRelease

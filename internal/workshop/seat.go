@@ -87,17 +87,19 @@ func (st *seat) run(next ssh.Handler) {
 }
 
 // end asks the screen to end, saying why once the terminal is restored; a
-// screen that does not end within 5 s has its connection closed.
+// screen that does not end within 5 s has its session closed. A session
+// whose screen has not started gets none: it ends saying why.
 func (st *seat) end(why string) {
 	if !st.why.CompareAndSwap(nil, &why) {
 		return
 	}
 	p := st.program()
 	if p == nil {
-		st.sess.Close()
+		// No screen yet (the room's claim or the logins may take seconds):
+		// program sees why under the same lock and starts none.
 		return
 	}
-	p.Quit()
+	go p.Quit() // a screen busy in Update must not hold the caller
 	go func() {
 		select {
 		case <-st.ended:
@@ -166,6 +168,9 @@ func (s *Server) program(sess ssh.Session) *tea.Program {
 		wish.Fatalln(sess, "lab: no seat for this session")
 		return nil
 	}
+	if st.why.Load() != nil {
+		return nil // ended before its screen: the session says why
+	}
 	var m tea.Model
 	if sess.User() == Instructor {
 		rm := s.room()
@@ -217,8 +222,11 @@ func (s *Server) program(sess ssh.Session) *tea.Program {
 	opts = append(opts, tea.WithoutSignalHandler())
 	p := tea.NewProgram(m, opts...)
 	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.why.Load() != nil {
+		return nil // ended while the screen was made (end saw no program)
+	}
 	st.prog = p
-	st.mu.Unlock()
 	return p
 }
 

@@ -97,6 +97,8 @@ type Server struct {
 	beforeClose   func()             // tests: Shutdown's last moment with the connections open
 	stop          context.CancelFunc // ends the room's poller
 	screens       sync.WaitGroup     // screens still closing (workers, sessions, the last save)
+	releases      sync.WaitGroup     // room claims still to release once their screen closed
+	ln            net.Listener       // what Serve accepts on, closed by Shutdown
 	open          atomic.Int32       // how many of them, for Shutdown's error
 
 	lessonsOnce sync.Once
@@ -288,8 +290,21 @@ func (s *Server) carryOut(cmd room.Command) {
 
 // Serve accepts participants on ln until Shutdown.
 func (s *Server) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	shutting := s.shutting
+	if !shutting {
+		s.ln = ln
+	}
+	s.mu.Unlock()
+	if shutting { // Shutdown came first (a SIGTERM during start-up)
+		ln.Close()
+		return nil
+	}
 	err := s.ssh.Serve(ln)
-	if errors.Is(err, ssh.ErrServerClosed) {
+	s.mu.Lock()
+	shutting = s.shutting
+	s.mu.Unlock()
+	if errors.Is(err, ssh.ErrServerClosed) || shutting {
 		return nil
 	}
 	return err
@@ -308,6 +323,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.ssh.Shutdown(now)
 	s.mu.Lock()
 	s.shutting = true // a connection already in opens no session now
+	if s.ln != nil {
+		s.ln.Close() // Serve may not have handed it to the SSH server yet
+	}
 	if s.stop != nil {
 		s.stop()
 	}
@@ -331,13 +349,22 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			<-st.told
 		}
 		s.screens.Wait()
+		s.releases.Wait() // the room's claims: another server may take them at once
 		close(done)
 	}()
 	var err error
 	select {
 	case <-done:
 	case <-ctx.Done():
-		err = fmt.Errorf("shutting down: %d screen(s) still closing (workers to kill, progress to save) when the wait ended: %w", s.open.Load(), ctx.Err())
+		untold := 0
+		for _, st := range seats {
+			select {
+			case <-st.told:
+			default:
+				untold++
+			}
+		}
+		err = fmt.Errorf("shutting down: when the wait ended, %d session(s) were still ending and %d screen(s) still closing (workers to kill, progress to save): %w", untold, s.open.Load(), ctx.Err())
 	}
 	s.mu.Lock()
 	last := s.beforeClose

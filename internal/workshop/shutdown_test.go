@@ -2,6 +2,8 @@ package workshop_test
 
 import (
 	"context"
+	"net"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -105,5 +107,39 @@ func TestShutdownEndsTheInstructorsSessionAndOpensNoNewOne(t *testing.T) {
 	}
 	if lateErr != nil || !strings.Contains(lateOut, "the workshop server is shutting down") || hasScreen(lateOut) {
 		t.Errorf("a session asked for once Shutdown began: %v, %q; want it refused saying why", lateErr, tail(lateOut))
+	}
+}
+
+// A SIGTERM during lab serve's start-up reaches Shutdown before Serve has
+// its listener: Serve then returns at once, the listener closed, rather
+// than serving a server nobody can stop.
+func TestServeAfterShutdownReturnsAtOnce(t *testing.T) {
+	t.Parallel()
+	srv, err := workshop.New(workshop.Config{Seats: 1, Password: password, Services: connectServices(t),
+		HostKey: filepath.Join(t.TempDir(), "host_ed25519"), ProgressDir: t.TempDir(), Binary: workerBinary(t), Lang: "en"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	srv.Shutdown(ctx)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Errorf("Serve after Shutdown: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		ln.Close()
+		t.Fatal("Serve after Shutdown was still serving 10 s later")
+	}
+	if c, err := net.Dial("tcp", ln.Addr().String()); err == nil {
+		c.Close()
+		t.Error("the listener still accepts after Serve returned")
 	}
 }
