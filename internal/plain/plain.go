@@ -106,7 +106,7 @@ func Cut(s string, max int) string {
 // as CSI on some) and no bidi override. Outside strings JSON holds only
 // ASCII, and json.Marshal already escapes C0 controls in strings.
 func JSON(b []byte) []byte {
-	if clean(strings.ReplaceAll(string(b), "\n", " ")) {
+	if cleanLines(string(b)) {
 		return b
 	}
 	var out strings.Builder
