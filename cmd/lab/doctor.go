@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/challenge"
+	"github.com/rmlab/lab/internal/plain"
 	"github.com/rmlab/lab/internal/secret"
 	"github.com/rmlab/lab/internal/services"
 	"github.com/rmlab/lab/internal/worker"
@@ -142,6 +144,16 @@ func cmdDoctor(ctx context.Context, g globals, stdout, stderr io.Writer) int {
 				fmt.Fprintf(stdout, "  FAIL %s\n", b)
 			}
 		}
+	}
+	// The challenges run the learner's own program: what its language
+	// needs is on this machine or not, and no lesson depends on it.
+	fmt.Fprintln(stdout, "\nchallenges (lab challenge run)")
+	for _, p := range challenge.Prereqs(ctx) {
+		mark := "yes "
+		if !p.OK {
+			mark = "no  "
+		}
+		fmt.Fprintf(stdout, "  %s %-18s %s\n", mark, p.Language, plain.Text(p.Detail))
 	}
 	if !all || in.MySQLErr != nil || full {
 		return 1

@@ -191,7 +191,7 @@ func TestDoctorPassesAndPrintsNoPassword(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
-	for _, want := range []string{"MariaDB", "RabbitMQ", "Redis", "skip-locked", "lessons can run", "of max_connections", "more labs at 8 each"} {
+	for _, want := range []string{"MariaDB", "RabbitMQ", "Redis", "skip-locked", "lessons can run", "of max_connections", "more labs at 8 each", "challenges (lab challenge run)", "python "} {
 		if !strings.Contains(out, want) && !strings.Contains(out, strings.Replace(want, "MariaDB", "MySQL", 1)) {
 			t.Errorf("doctor output lacks %q:\n%s", want, out)
 		}

@@ -22,9 +22,7 @@ import (
 // key, the workshop's SSH door of a real lab serve; the room keeps it
 // under the name the key logged in as and logs who sent it.
 func TestAVerdictGoesThroughARealSSHClientToTheRoom(t *testing.T) {
-	if _, err := exec.LookPath("ssh"); err != nil {
-		t.Fatal("this test needs OpenSSH's ssh client (apt-get install openssh-client)")
-	}
+	labtest.Needs(t, labtest.SSH)
 	env := labtest.Connect(t, labtest.MySQL)
 	dir := t.TempDir()
 	key := filepath.Join(dir, "id_ed25519")

@@ -10,15 +10,25 @@ import (
 	_ "github.com/go-sql-driver/mysql"
 
 	"github.com/rmlab/lab/internal/dbnode"
+	"github.com/rmlab/lab/internal/labtest"
 )
 
+func TestMain(m *testing.M) { labtest.Main(m) }
+
+// ownMySQL is a MariaDB or MySQL server binary the lab can start a server
+// of its own from (where the shared one writes no row-based binary log).
+var ownMySQL = labtest.Tool{
+	Name: "mariadbd or mysqld (with mariadb-install-db)",
+	Probe: func() error {
+		_, err := dbnode.Server()
+		return err
+	},
+	Install: "apt-get install mariadb-server",
+	Require: "LAB_REQUIRE_OWN_MYSQL",
+}
+
 func TestALabOwnedServerWritesARowBasedBinaryLogAndLeavesNothingBehind(t *testing.T) {
-	if _, err := dbnode.Server(); err != nil {
-		if os.Getenv("LAB_REQUIRE_OWN_MYSQL") != "" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
+	labtest.Needs(t, ownMySQL)
 	t.Setenv("LAB_MYSQL_NODES_DIR", t.TempDir())
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

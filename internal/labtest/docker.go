@@ -2,24 +2,34 @@ package labtest
 
 import (
 	"context"
-	"os"
+	"fmt"
 	"testing"
 
 	"github.com/rmlab/lab/internal/containers"
 )
 
-// Docker is the engine DOCKER_HOST names. Without one a container test
-// skips, unless LAB_REQUIRE_DOCKER=1 (CI's container part, on the engine
-// .ci/docker starts) makes that a failure.
+// dockerTool is the engine DOCKER_HOST names (or the default socket).
+// Without one a container test does not run and says so, unless
+// LAB_REQUIRE_DOCKER=1 (CI's container part, on the engine .ci/docker
+// starts) makes that a failure.
+var dockerTool = Tool{
+	Name: "a Docker engine",
+	Probe: func() error {
+		e, ok := containers.FromEnv()
+		if ok && e.Answers(context.Background()) {
+			return nil
+		}
+		return fmt.Errorf("none answers at %s", e.Socket)
+	},
+	Install: `bash .ci/docker up; eval "$(.ci/docker env)" (or set DOCKER_HOST to an engine of yours)`,
+	Require: "LAB_REQUIRE_DOCKER",
+}
+
+// Docker is the engine DOCKER_HOST names; without one the test does not
+// run (Needs).
 func Docker(t testing.TB) containers.Engine {
 	t.Helper()
-	e, ok := containers.FromEnv()
-	if ok && e.Answers(context.Background()) {
-		return e
-	}
-	if os.Getenv("LAB_REQUIRE_DOCKER") == "1" {
-		t.Fatalf("LAB_REQUIRE_DOCKER=1 and no Docker engine answers at %s (bash .ci/docker up; eval \"$(.ci/docker env)\")", e.Socket)
-	}
-	t.Skipf("no Docker engine answers at %s (LAB_REQUIRE_DOCKER=1 makes this a failure)", e.Socket)
+	Needs(t, dockerTool)
+	e, _ := containers.FromEnv()
 	return e
 }

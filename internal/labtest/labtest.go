@@ -62,6 +62,7 @@ var process struct {
 func Main(m *testing.M) {
 	process.inMain.Store(true)
 	code := m.Run()
+	reportNotRun(packageDir())
 	services.StopOwnMySQL() // a lesson that read a binary log may have started one
 	if !finish() && code == 0 {
 		code = 1
