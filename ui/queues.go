@@ -2,12 +2,14 @@ package ui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/internal/broker"
 	"github.com/rmlab/lab/steps"
 )
 
@@ -17,6 +19,9 @@ type queuesDataMsg struct {
 	gen   int
 	stats []lab.QueueStat
 	err   string
+	// handshaking: the broker's handshake outlasted the poll and goes on
+	// (broker.ErrHandshaking): no answer yet, not a failure to show.
+	handshaking bool
 }
 
 // queuesPanel shows the lesson's broker queues: ready, unacked, consumers,
@@ -66,7 +71,9 @@ func (p *queuesPanel) Update(msg tea.Msg) tea.Cmd {
 		if msg.gen != p.gen {
 			return nil
 		}
-		p.stats, p.err, p.read = msg.stats, msg.err, true
+		if !msg.handshaking {
+			p.stats, p.err, p.read = msg.stats, msg.err, true
+		}
 		gen := p.gen
 		return tea.Tick(pollEvery, func(time.Time) tea.Msg { return queuesTickMsg{gen} })
 	}
@@ -90,7 +97,10 @@ func (p *queuesPanel) poll() tea.Cmd {
 		defer cancel()
 		stats, err := read(ctx, names)
 		m := queuesDataMsg{gen: gen, stats: stats}
-		if err != nil {
+		switch {
+		case errors.Is(err, broker.ErrHandshaking):
+			m.handshaking = true
+		case err != nil:
 			m.err = oneLine(err.Error())
 		}
 		return m
