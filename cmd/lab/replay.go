@@ -27,6 +27,7 @@ type replayFlags struct {
 	asParticipant     bool
 	junit, transcript string
 	parallel, mutate  int
+	repeat            int
 	seed              uint64
 }
 
@@ -58,6 +59,7 @@ runs lessons with no terminal, each from its reset and along every path of its c
 	fs.BoolVar(&f.all, "all", false, "every lesson")
 	fs.IntVar(&f.parallel, "parallel", 0, "lessons side by side (0: the default for this machine)")
 	fs.IntVar(&f.mutate, "mutate", 0, "N mutants of each lesson instead of the lessons; each must fail where it was changed")
+	fs.IntVar(&f.repeat, "repeat", 1, "replay the lessons N times over, then print each lesson's failures of N (a flake's measure)")
 	fs.Uint64Var(&f.seed, "seed", 0, "with --mutate: which mutants (0: drawn from the clock, printed)")
 	// CI must not count a lesson that checked less than it claims as green.
 	fs.BoolVar(&f.asParticipant, "as-participant", false, "run each lesson as lab serve runs a workshop participant's: as a MySQL user granted its namespace's databases only, in a RabbitMQ vhost of its own")
@@ -75,6 +77,10 @@ func cmdReplay(ctx context.Context, g globals, args []string, f replayFlags, std
 	}
 	if f.mutate < 0 || f.mutate > 0 && (f.json || f.junit != "" || f.transcript != "") {
 		fmt.Fprintln(stderr, "lab replay: --mutate N wants N ≥ 1 and prints its verdicts only (no --json, --junit or --transcript)")
+		return 2
+	}
+	if f.repeat < 1 || f.repeat > 1 && (f.mutate > 0 || f.json || f.junit != "" || f.transcript != "") {
+		fmt.Fprintln(stderr, "lab replay: --repeat N wants N ≥ 1 and prints each lesson's failures only (no --mutate, --json, --junit or --transcript)")
 		return 2
 	}
 	lessons, unloaded, code := replayLessons(g, args, f.all, stderr)
@@ -121,7 +127,7 @@ func cmdReplay(ctx context.Context, g globals, args []string, f replayFlags, std
 			fmt.Fprintln(stderr, line)
 		}
 	}
-	rep := replay.Run(ctx, env, lessons, replay.Options{
+	opts := replay.Options{
 		Progress: func(line string) { fmt.Fprintln(stderr, line) },
 		Finished: finished,
 		Caps:     svc.Info.Caps(),
@@ -144,7 +150,11 @@ func cmdReplay(ctx context.Context, g globals, args []string, f replayFlags, std
 			}
 			dropLane(ctx, g, svc.For(lane.Svc.Names.NS), stderr) // the lab's logins: a participant's cannot drop its own user
 		},
-	})
+	}
+	if f.repeat > 1 {
+		return replayRepeated(ctx, env, lessons, opts, f.repeat, g.lang, stderr)
+	}
+	rep := replay.Run(ctx, env, lessons, opts)
 	switch {
 	case mutants != nil:
 		fmt.Fprintf(stderr, "%d killed, %d survived, %d broken\n", judged[mutation.Killed], judged[mutation.Survived], judged[mutation.Broken])

@@ -137,3 +137,38 @@ func TestASkippedLessonIsNeverAPassAndFailsUnderStrict(t *testing.T) {
 		t.Errorf("with $CI set: exit %d, want 1 (strict by default)\n%s", code, errOut)
 	}
 }
+
+// --repeat replays the lessons N times over and counts each lesson's
+// failures of N, naming the first failure's file, line and why; a failure
+// in any round is exit 1.
+func TestReplayRepeatCountsEachLessonsFailuresOfN(t *testing.T) {
+	env := labtest.Connect(t)
+	_, errOut, code := runLab(t, "replay", "idem-first-processing", filepath.Join("testdata", "always-fails.md"),
+		"--repeat", "2", "--parallel", "2", "--namespace", env.NS, "--no-docker")
+	if code != 1 {
+		t.Fatalf("exit %d with a lesson that fails every round\n%s", code, errOut)
+	}
+	for _, want := range []string{
+		"round 1 of 2", "round 2 of 2",
+		"idem-first-processing              0/2",
+		"always-fails                       2/2",
+		"round 1: testdata/always-fails.md:17 expect: contains 12345",
+		"2 failures of 4 lesson runs",
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("lab replay --repeat 2 does not say %q:\n%s", want, errOut)
+		}
+	}
+	if left := laneDatabases(t, env); len(left) > 0 {
+		t.Errorf("lanes left after the rounds: %v", left)
+	}
+}
+
+// --repeat with a report flag is refused, saying why: the reports are one
+// replay's.
+func TestReplayRepeatRefusesReportsAndMutants(t *testing.T) {
+	_, errOut, code := runLab(t, "replay", "--all", "--repeat", "3", "--json")
+	if code != 2 || !strings.Contains(errOut, "--repeat N wants") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+}
