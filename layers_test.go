@@ -13,8 +13,8 @@ import (
 const module = "github.com/rmlab/lab"
 
 // layers is the design's import order, lowest first: a package imports
-// packages of its own layer or a lower one, never a higher one. The README's
-// Layout section says the same in words.
+// packages of its own layer or a lower one, never a higher one. docs/layout.md
+// says the same in words.
 var layers = []struct {
 	name     string
 	packages []string // paths below the module; "x/..." is x and everything under it

@@ -66,6 +66,9 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
 	}
+	if stopAfterParse(fs) {
+		return 0
+	}
 	o.SkipLocked = !*noSkip
 	if err := g.cfg.FromEnv().Validate(); err != nil {
 		printErr(stderr, err)
@@ -98,6 +101,9 @@ func cmdBenchWorkshop(args []string, stdout, stderr io.Writer) int {
 	jsonOut := fs.Bool("json", false, "print the result as JSON")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if stopAfterParse(fs) {
+		return 0
 	}
 	if err := g.cfg.FromEnv().Validate(); err != nil {
 		printErr(stderr, err)

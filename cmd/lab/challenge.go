@@ -122,6 +122,9 @@ func challengeList(args []string, stdout, stderr io.Writer) int {
 	if rest, err := challengeFlags(fs, args); err != nil || len(rest) > 0 {
 		return usageErr(stderr, "lab challenge list", err, rest)
 	}
+	if stopAfterParse(fs) {
+		return 0
+	}
 	all, err := challenge.All(g.lang)
 	if err != nil {
 		printErr(stderr, err)
@@ -148,6 +151,9 @@ func challengeContract(args []string, stdout, stderr io.Writer) int {
 	if rest, err := challengeFlags(fs, args); err != nil || len(rest) > 0 {
 		return usageErr(stderr, "lab challenge contract", err, rest)
 	}
+	if stopAfterParse(fs) {
+		return 0
+	}
 	fmt.Fprint(stdout, challenge.Contract(g.lang))
 	return 0
 }
@@ -163,6 +169,9 @@ func challengeInit(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "lab challenge init: give a challenge and a folder: lab challenge init once --lang go ./once")
 		}
 		return 2
+	}
+	if stopAfterParse(fs) {
+		return 0
 	}
 	c, err := challenge.Named(*text, rest[0])
 	if err != nil {
@@ -193,6 +202,9 @@ func challengeHint(args []string, stdout, stderr io.Writer) int {
 	rest, err := challengeFlags(fs, args)
 	if err != nil || len(rest) != 1 {
 		return usageErr(stderr, "lab challenge hint NAME", err, rest)
+	}
+	if stopAfterParse(fs) {
+		return 0
 	}
 	c, err := challenge.Named(g.lang, rest[0])
 	if err != nil {
@@ -240,6 +252,9 @@ func challengeRun(args []string, stdout, stderr io.Writer) int {
 	rest, err := challengeFlags(fs, argv)
 	if err != nil || len(rest) != 1 {
 		return usageErr(stderr, "lab challenge run NAME [flags] -- CMD ARGS…", err, rest)
+	}
+	if stopAfterParse(fs) {
+		return 0
 	}
 	c, err := challenge.Named(g.lang, rest[0])
 	if err != nil {

@@ -77,6 +77,9 @@ func cmdChaos(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	if stopAfterParse(fs) {
+		return 0
+	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "lab chaos: unexpected argument %q\n", fs.Arg(0))
 		return 2

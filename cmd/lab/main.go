@@ -170,6 +170,20 @@ func command(name, head string, stderr io.Writer) (*flag.FlagSet, *globals) {
 	return fs, &g
 }
 
+// argsOnly, set by the guides' test (docs_test.go), ends a command once its
+// arguments have parsed: every command a guide shows is one the lab
+// accepts as written, including those too long or too costly to run there.
+var argsOnly func(fs *flag.FlagSet)
+
+// stopAfterParse reports that argsOnly took the parsed command.
+func stopAfterParse(fs *flag.FlagSet) bool {
+	if argsOnly == nil {
+		return false
+	}
+	argsOnly(fs)
+	return true
+}
+
 // parse parses args (flags may follow positional arguments: lab replay ID
 // --json) and checks the shared ones; false with the exit code to return.
 func parse(fs *flag.FlagSet, g *globals, args []string, stderr io.Writer) (int, bool) {
@@ -182,6 +196,9 @@ func parse(fs *flag.FlagSet, g *globals, args []string, stderr io.Writer) (int, 
 	if g.lang != "en" && g.lang != "zh" {
 		fmt.Fprintf(stderr, "%s: --lang %q: use en or zh\n", fs.Name(), g.lang)
 		return 2, false
+	}
+	if stopAfterParse(fs) {
+		return 0, false
 	}
 	if g.lessons != "" && fs.Name() != "lab check" {
 		// lab clean later names these lessons' queues in any namespace.

@@ -62,6 +62,9 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
+	if stopAfterParse(fs) {
+		return 0
+	}
 	if _, _, err := net.SplitHostPort(*advertise); *advertise != "" && err != nil {
 		fmt.Fprintf(stderr, "lab serve --advertise %q: give HOST:PORT, the address participants reach (%v)\n", *advertise, err)
 		return 2
