@@ -67,6 +67,7 @@ func Main(m *testing.M) {
 	if !finish() && code == 0 {
 		code = 1
 	}
+	leaveRoad()
 	os.Exit(code)
 }
 
@@ -140,6 +141,13 @@ func start(t testing.TB) string {
 	s, orphans, err := takeSlot(p + packageTag(MaxNamespace-len(p)-4))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if err := takeRoad(); err != nil {
+		s.release(false)
+		for _, o := range orphans {
+			o.release(false)
+		}
+		t.Fatal("labtest: the container road: " + oneLine(err))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
