@@ -2,6 +2,7 @@ package steps
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -187,7 +188,7 @@ func (waitKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		obs += fmt.Sprintf("%s is %s, last point %s", p.Name, st.State, st.Point)
 	}
 	if err != nil {
-		return lab.Result{Observed: obs, Why: err.Error()}
+		return lab.Result{Observed: obs, Why: waitWhy(p.Name, until, timeout, st, err)}
 	}
 	// A worker that ended with another code than the lesson says (0 unless
 	// exit=N) did not do what the lesson shows: a bad flag, a crash.
@@ -297,4 +298,18 @@ func (r *Run) learnAddress(p *worker.Process, out []string) {
 			r.setVar(providerVar, strings.TrimSpace(addr))
 		}
 	}
+}
+
+// waitWhy says what a wait waited for and what it saw instead: under load
+// the question is whether the worker never got there or got somewhere else.
+func waitWhy(name, until string, timeout time.Duration, st worker.Status, err error) string {
+	goal := "reach " + until
+	if until == "exit" {
+		goal = "exit"
+	}
+	why := fmt.Sprintf("waited %s for %s to %s: it is %s, last point %s", timeout, name, goal, st.State, orNone(st.Point))
+	if !errors.Is(err, context.DeadlineExceeded) {
+		why += " (" + err.Error() + ")"
+	}
+	return why
 }

@@ -335,7 +335,7 @@ func (p *lessonPane) result(s *lab.Step, r lab.Result, total, w int) (lines []st
 		}
 	}
 	if !r.Passed && r.Why != "" {
-		lines = append(lines, wrapStyled(st.Bad, fmt.Sprintf(t.FailedWhy, oneLine(r.Why)), w)...)
+		lines = append(lines, wrapStyled(st.Bad, fmt.Sprintf(t.FailedWhy, localObserved(p.c.lang, oneLine(r.Why))), w)...)
 	}
 	return lines, anchor
 }

@@ -18,6 +18,10 @@ var observedPhrases = map[string][]observedPhrase{
 		{regexp.MustCompile(`^\[(\w+)\] (.*) \(waited (\S+)\)$`), "[$1] $2（等待 $3）"},
 		{regexp.MustCompile(`^waited (\S+)$`), "等待了 $1"},
 		{regexp.MustCompile(`^… still waiting after (\S+) \(blocked inside the server\)$`), "… 已等待 $1 仍未完成（在服务器内阻塞）"},
+		// A step's failure under load: what it waited for and what it saw.
+		{regexp.MustCompile(`^waited (\S+) for (\S+) to exit: it is (\S+), last point (\S+)(.*)$`), "等待 $2 退出 $1 仍未等到：它的状态是 $3，最后到达的点是 $4$5"},
+		{regexp.MustCompile(`^waited (\S+) for (\S+) to reach (\S+): it is (\S+), last point (\S+)(.*)$`), "等待 $2 到达 $3 $1 仍未等到：它的状态是 $4，最后到达的点是 $5$6"},
+		{regexp.MustCompile(`^(\S+) (ready|consumers) is (\d+), still not (\d+) after (\S+)$`), "$1 的 $2 为 $3，$5 后仍不是 $4"},
 	},
 }
 

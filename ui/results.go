@@ -85,7 +85,7 @@ func (a *App) stepDone(m stepDoneMsg) tea.Cmd {
 		lp.Predictions[k] = v
 	}
 	if !m.res.Passed && !m.res.Skipped {
-		a.setStatus(fmt.Sprintf(a.c.t().StepFailed, m.idx+1, m.res.Why), true)
+		a.setStatus(fmt.Sprintf(a.c.t().StepFailed, m.idx+1, localObserved(a.c.lang, m.res.Why)), true)
 	}
 	a.lesson.Rebuild()
 	a.lesson.ShowStep(m.idx)

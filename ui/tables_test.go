@@ -52,8 +52,11 @@ func TestTheLabsOwnStepLinesAreSaidInChinese(t *testing.T) {
 		"recreated blog_idempotency_lab_alice from sql/idempotency/schema.sql": "已按 sql/idempotency/schema.sql 重建 blog_idempotency_lab_alice",
 		"[B] waited 1.2s in all":                      "[B] 共等待 1.2s",
 		"[B] Query OK, 1 row affected (waited 850ms)": "[B] Query OK, 1 row affected（等待 850ms）",
-		"waited 3s":               "等待了 3s",
-		"recreated by a consumer": "recreated by a consumer", // a row's text
+		"waited 3s": "等待了 3s",
+		"waited 30s for c7 to exit: it is running, last point none":                  "等待 c7 退出 30s 仍未等到：它的状态是 running，最后到达的点是 none",
+		"waited 30s for c3 to reach poisoned: it is exited, last point received (x)": "等待 c3 到达 poisoned 30s 仍未等到：它的状态是 exited，最后到达的点是 received (x)",
+		"orders.quorum_t ready is 1, still not 2 after 10s":                          "orders.quorum_t 的 ready 为 1，10s 后仍不是 2",
+		"recreated by a consumer":                                                    "recreated by a consumer", // a row's text
 	} {
 		if got := localObserved("zh", in); got != want {
 			t.Errorf("zh %q: %q, want %q", in, got, want)
