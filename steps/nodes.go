@@ -315,7 +315,12 @@ func (st *amqpState) switchBroker(url string) {
 // nodesReader reads queues through url, and streams through the other
 // running nodes where url's has no running replica.
 func (r *Run) nodesReader(url string) *broker.Reader {
-	rd := &broker.Reader{Client: broker.NewClient(url), Names: r.Env.Svc.Names}
+	return r.nodesReaderOn(url, broker.NewClient)
+}
+
+// nodesReaderOn is nodesReader with its clients from client.
+func (r *Run) nodesReaderOn(url string, client func(string) *broker.Client) *broker.Reader {
+	rd := &broker.Reader{Client: client(url), Names: r.Env.Svc.Names}
 	if r.shortWaits() {
 		// RabbitMQ 4.x holds a read of a queue whose node is down for about
 		// a minute; a healthy node answers in milliseconds. Replay's short
@@ -326,7 +331,7 @@ func (r *Run) nodesReader(url string) *broker.Reader {
 	if set := nodesOf(r); set != nil {
 		for _, n := range set.Nodes() {
 			if set.StateOf(n) == node.Running && n.URL() != url {
-				rd.Others = append(rd.Others, broker.NewClient(n.URL()))
+				rd.Others = append(rd.Others, client(n.URL()))
 			}
 		}
 	}
@@ -345,8 +350,22 @@ func (r *Run) Queues() func(ctx context.Context, names []string) ([]lab.QueueSta
 	}
 	url := r.brokerURL()
 	return func(ctx context.Context, queues []string) ([]lab.QueueStat, error) {
-		rd := r.nodesReader(url)
-		defer rd.Close()
-		return rd.Read(ctx, queues)
+		return r.nodesReaderOn(url, r.panelClient).Read(ctx, queues)
 	}
+}
+
+// panelClient is the queue panel's client for url, kept until the run
+// closes (Run.Close closes them).
+func (r *Run) panelClient(url string) *broker.Client {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.panel == nil {
+		r.panel = map[string]*broker.Client{}
+	}
+	c := r.panel[url]
+	if c == nil {
+		c = broker.NewClient(url)
+		r.panel[url] = c
+	}
+	return c
 }

@@ -11,6 +11,7 @@ package steps
 import (
 	"context"
 	"fmt"
+	"github.com/rmlab/lab/internal/broker"
 	"regexp"
 	"sort"
 	"strconv"
@@ -114,6 +115,10 @@ type Run struct {
 	vars     map[string]string   // ${name} values set by steps (setVar)
 	cleanups []func()
 	Ledgers  []lab.Ledger
+	// panel holds the screen's queue-panel connections to the run's own
+	// nodes, by URL, across polls: a poll that dialled anew and closed
+	// after was cut mid-handshake on a loaded machine, every time.
+	panel map[string]*broker.Client
 }
 
 // NewRun starts a run of lesson l with the given choices.
@@ -196,7 +201,12 @@ func (r *Run) Close() {
 	r.cleanups = nil
 	r.st = runState{}
 	r.vars = nil
+	panel := r.panel
+	r.panel = nil
 	r.mu.Unlock()
+	for _, c := range panel {
+		c.Close()
+	}
 	for _, s := range sess {
 		s.Close()
 	}
