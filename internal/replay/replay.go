@@ -346,7 +346,7 @@ func progress(opt Options, l *lab.Lesson, lr LessonReport, n, of int) {
 		line += words(opt.Lang).explainOnly
 	}
 	if lr.Why != "" {
-		line += "  " + lr.Why
+		line += "  " + whyIn(opt.Lang, lr.Why)
 	}
 	opt.Progress(line)
 }
@@ -510,4 +510,14 @@ func (r *Report) AddUnloadable(errs []error) {
 			Why: err.Error(), Steps: []lab.Result{}})
 		r.Failed++
 	}
+}
+
+// whyIn is a lesson's why ("FILE:LINE KIND: why") with the step's why in
+// lang's words where it is one of the lab's own.
+func whyIn(lang, why string) string {
+	where, what, ok := strings.Cut(why, ": ")
+	if !ok {
+		return why
+	}
+	return where + ": " + steps.InLanguage(lang, what)
 }

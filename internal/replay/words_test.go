@@ -42,3 +42,20 @@ func TestAChineseReplaySaysItsVerdictsAndSummaryInChinese(t *testing.T) {
 		}
 	}
 }
+
+// A step's why the lab wrote itself (a wait that ran out) is said in
+// Chinese in a Chinese replay's progress line, after its file and line; a
+// server's or a program's words are left as they came.
+func TestAChineseReplaySaysAWaitThatRanOutInChinese(t *testing.T) {
+	for _, c := range []struct{ lang, why, want string }{
+		{"zh", "labs/zh/18.md:232 wait: waited 30s for c7 to exit: it is running, last point none",
+			"labs/zh/18.md:232 wait: 等待 c7 退出 30s 仍未等到：它的状态是 running，最后到达的点是 none"},
+		{"en", "labs/en/18.md:232 wait: waited 30s for c7 to exit: it is running, last point none",
+			"labs/en/18.md:232 wait: waited 30s for c7 to exit: it is running, last point none"},
+		{"zh", "labs/zh/1.md:9 sql: Error 1146: Table 'x' doesn't exist", "labs/zh/1.md:9 sql: Error 1146: Table 'x' doesn't exist"},
+	} {
+		if got := whyIn(c.lang, c.why); got != c.want {
+			t.Errorf("%s: %q\nwant %q", c.lang, got, c.want)
+		}
+	}
+}

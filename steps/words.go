@@ -1,4 +1,4 @@
-package ui
+package steps
 
 import "regexp"
 
@@ -25,8 +25,11 @@ var observedPhrases = map[string][]observedPhrase{
 	},
 }
 
-// localObserved is line in lang's words where it is one of the lab's own.
-func localObserved(lang, line string) string {
+// InLanguage is line in lang's words where it is one of the lab's own lines
+// (a step's output or its why); any other line comes back as it is. The run
+// itself speaks English (replay's reports and the tests read it): the
+// screen and replay's progress lines in Chinese say these in Chinese.
+func InLanguage(lang, line string) string {
 	for _, p := range observedPhrases[lang] {
 		if p.re.MatchString(line) {
 			return p.re.ReplaceAllString(line, p.repl)
