@@ -3,6 +3,7 @@ package steps
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 
 	lab "github.com/rmlab/lab"
@@ -62,17 +63,41 @@ func (e *Env) Tables(ctx context.Context, views []lab.TableView) []TableRead {
 		return out
 	}
 	defer conn.Close()
+	// A read cut by ctx (a poll's deadline on a loaded machine) closes the
+	// connection under the views after it, which would each say "sql:
+	// connection is already closed": they get what cut the first.
+	var cut error
 	for i, v := range views {
 		db := svc.Names.Name(v.DB)
 		out[i].DB = db
+		if cut != nil {
+			out[i].Err = cut
+			continue
+		}
 		if _, err := conn.ExecContext(ctx, "USE `"+db+"`"); err != nil {
 			out[i].Err = tableErr(err)
+			cut = connGone(ctx, err)
 			continue
 		}
 		out[i].Cols, out[i].Rows, out[i].Err = queryRows(ctx, conn, svc.Names.SQL(v.Query))
 		out[i].Err = tableErr(out[i].Err)
+		cut = connGone(ctx, out[i].Err)
 	}
 	return out
+}
+
+// connGone is why conn can serve no further read after err: ctx's end, or
+// the connection lost; nil when it still can (a missing table).
+func connGone(ctx context.Context, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case errors.Is(err, sql.ErrConnDone), errors.Is(err, driver.ErrBadConn):
+		return err
+	}
+	return nil
 }
 
 // tableErr names the errors a learner can act on.

@@ -43,3 +43,25 @@ func TestTablesSayWhatIsMissingAndReadWhatIsThere(t *testing.T) {
 		t.Errorf("without MySQL: %v, want ErrNoMySQL", got[0].Err)
 	}
 }
+
+// A read cut by its deadline (a poll on a loaded machine) leaves every view
+// after it with the deadline, which the screen words, not the "connection
+// is already closed" the closed connection would say.
+func TestAReadCutByItsDeadlineGivesEveryLaterViewTheDeadline(t *testing.T) {
+	e := labtest.Connect(t, labtest.MySQL)
+	e.Database(services.IdempotencyDB)
+	env := &steps.Env{Svc: e.Svc}
+	views := []lab.TableView{
+		{Title: "slow", DB: services.IdempotencyDB, Query: "SELECT SLEEP(3)"},
+		{Title: "after", DB: services.IdempotencyDB, Query: "SELECT * FROM consumed_operation"},
+		{Title: "and after", DB: services.IdempotencyDB, Query: "SELECT * FROM points_account"},
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	got := env.Tables(ctx, views)
+	for i, r := range got {
+		if !errors.Is(r.Err, context.DeadlineExceeded) {
+			t.Errorf("view %d (%s): %v, want the deadline", i, r.Title, r.Err)
+		}
+	}
+}
