@@ -275,3 +275,27 @@ func TestTheGuidesCheckFailsACommandTheLabWouldRefuse(t *testing.T) {
 		}
 	}
 }
+
+// The README stays one a newcomer reads whole: at most 150 lines, the two
+// commands in its first 40, and a link to every guide in docs/.
+func TestTheReadmeFitsOnAScreenOrTwoAndLinksEveryGuide(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > 150 {
+		t.Errorf("README.md is %d lines, more than 150: move the detail into a guide", len(lines))
+	}
+	head := strings.Join(lines[:min(40, len(lines))], "\n")
+	for _, c := range []string{"\ngo run ./cmd/lab\n", "\ngo test -count=1 -timeout 10m ./...\n"} {
+		if !strings.Contains(head, c) {
+			t.Errorf("README.md's first 40 lines lack %q", strings.TrimSpace(c))
+		}
+	}
+	for _, g := range guides(t)[2:] {
+		if name := "docs/" + filepath.Base(g); !strings.Contains(string(b), "("+name+")") {
+			t.Errorf("README.md links no %s", name)
+		}
+	}
+}
