@@ -2,6 +2,7 @@ package labtest
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 	"strings"
@@ -19,12 +20,23 @@ import (
 // the README's test command as it is. The containers' addresses go into the
 // LAB_* variables, so the labs and workers a test starts use them too.
 var road struct {
-	svc *services.Services
+	svc   *services.Services
+	tried bool
+	err   error // a road that failed fails every later test the same way, without starting containers again
 }
 
 // takeRoad is called once, by the process's first test, before anything
 // connects; it says what it started on the go command's output.
 func takeRoad() error {
+	if road.tried {
+		return road.err
+	}
+	road.tried = true
+	road.err = roadOnce()
+	return road.err
+}
+
+func roadOnce() error {
 	if !wantsRoad() {
 		return nil
 	}
@@ -32,6 +44,13 @@ func takeRoad() error {
 	defer cancel()
 	svc, err := services.Connect(ctx, services.Config{}, false)
 	if err != nil {
+		return err
+	}
+	// A container that did not start is the road's failure, said as the
+	// lab says it (its log, its processes), never the unanswered address
+	// the tests would meet next.
+	if err := errors.Join(svc.Info.MySQLErr, svc.Info.AMQPErr, svc.Info.RedisErr); err != nil {
+		svc.Close()
 		return err
 	}
 	if len(svc.Info.Started) == 0 {
