@@ -11,6 +11,8 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 	gomysql "github.com/go-sql-driver/mysql"
+
+	"github.com/rmlab/lab/internal/services"
 )
 
 // Session is one named MySQL connection of a lesson. Two sessions interleave
@@ -22,6 +24,8 @@ type Session struct {
 	conn *sql.Conn
 	id   int64 // server thread id, to KILL a blocked statement
 	pool *sql.DB
+	// watch reads InnoDB's transactions for a login without PROCESS.
+	watch *services.Watch
 	// LockWait is how long InnoDB lets a statement of this session wait
 	// for a lock before it ends it with 1205 (innodb_lock_wait_timeout).
 	LockWait time.Duration
@@ -64,7 +68,7 @@ func (r *Run) Session(ctx context.Context, name, db string) (*Session, error) {
 			return nil, fmt.Errorf("session %s: USE %s: %w (did the lesson's reset step run?)", name, db, err)
 		}
 	}
-	s = &Session{Name: name, DB: db, conn: c, pool: r.Env.Svc.MySQL}
+	s = &Session{Name: name, DB: db, conn: c, pool: r.Env.Svc.MySQL, watch: r.Env.Svc.Watch}
 	_ = c.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&s.id)
 	if !r.Env.Replay {
 		// A learner reads while B waits: InnoDB's 50 s would end the wait
@@ -147,7 +151,14 @@ func (s *Session) Start(stmt string) {
 		// The statement's own context is not the step's: a lock wait must
 		// outlive the step that started it. Close() ends it by closing the
 		// connection.
-		p.out = execute(context.Background(), s.conn, stmt)
+		if watched(s.watch, stmt) {
+			// A read of information_schema waits on no lock.
+			c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			p.out = executeWatched(c, s.watch, s, stmt)
+			cancel()
+		} else {
+			p.out = execute(context.Background(), s.conn, stmt)
+		}
 		p.out.Source = "sql " + s.Name
 		p.out.Elapsed = time.Since(p.start)
 		close(p.done)

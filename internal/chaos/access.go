@@ -15,6 +15,7 @@ import (
 	lab "github.com/rmlab/lab"
 	"github.com/rmlab/lab/internal/amqpproxy"
 	"github.com/rmlab/lab/internal/broker"
+	"github.com/rmlab/lab/internal/secret"
 	"github.com/rmlab/lab/internal/services"
 )
 
@@ -86,21 +87,33 @@ func (r *Run) makeDBUsers(ctx context.Context, copies []string) error {
 	}
 	r.dbUsers = map[string]dbUser{}
 	for _, c := range copies {
-		u := dbUser{name: userFor(r.O.Namespace, c), password: services.Password()}
-		// A quoted identifier and a literal of hex digits: nothing to escape.
-		stmts := []string{fmt.Sprintf("CREATE USER '%s'@'%s' IDENTIFIED BY '%s' WITH MAX_USER_CONNECTIONS 30", u.name, host, u.password)}
+		u := dbUser{name: userFor(r.O.Namespace, c)}
+		account := fmt.Sprintf("'%s'@'%s'", u.name, host)
+		// A quoted identifier of the lab's making: nothing to escape; the
+		// password never in a statement (services.SetPassword).
+		stmts := []string{"CREATE USER " + account + " WITH MAX_USER_CONNECTIONS 30"}
 		for _, g := range grantsOf(r.O) {
-			stmts = append(stmts, fmt.Sprintf("GRANT %s ON `%s`.`%s` TO '%s'@'%s'", g.privileges, db, g.table, u.name, host))
+			stmts = append(stmts, fmt.Sprintf("GRANT %s ON `%s`.`%s` TO %s", g.privileges, db, g.table, account))
+		}
+		refused := func(verb string, err error) error {
+			return &lab.Error{What: fmt.Sprintf("the lab cannot give your program a MySQL user of its own (%s: %v)", verb, err),
+				Where: r.cfg.From("mysql"),
+				Fix: "the grader never runs a program with the lab's own login, which could write what it checks; " +
+					"give the lab's login CREATE USER and GRANT OPTION (GRANT CREATE USER ON *.* TO it WITH GRANT OPTION), or run on a server where it has them"}
 		}
 		for _, st := range stmts {
 			if _, err := r.server.ExecContext(ctx, st); err != nil {
 				verb, _, _ := strings.Cut(st, " '")
-				return &lab.Error{What: fmt.Sprintf("the lab cannot give your program a MySQL user of its own (%s: %v)", strings.SplitN(verb, " ON", 2)[0], err),
-					Where: r.cfg.From("mysql"),
-					Fix: "the grader never runs a program with the lab's own login, which could write what it checks; " +
-						"give the lab's login CREATE USER and GRANT OPTION (GRANT CREATE USER ON *.* TO it WITH GRANT OPTION), or run on a server where it has them"}
+				return refused(strings.SplitN(verb, " ON", 2)[0], err)
 			}
 		}
+		if err := services.KeptToItsDatabases(ctx, r.server, account); err != nil {
+			return refused("SHOW GRANTS", err)
+		}
+		if u.password, err = services.SetPassword(ctx, r.server, account); err != nil {
+			return refused("ALTER USER", err)
+		}
+		secret.NotePassword(u.password)
 		r.dbUsers[c] = u
 		r.Users = append(r.Users, fmt.Sprintf("MySQL user %s (%s), from %s: %s on %s only", u.name, c, host, strings.Join(tablesOf(r.O), ", "), db))
 	}

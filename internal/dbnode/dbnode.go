@@ -22,6 +22,8 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/rmlab/lab/internal/password"
+
 	"github.com/rmlab/lab/internal/node"
 )
 
@@ -32,10 +34,14 @@ type Node struct {
 	Version string
 	Took    time.Duration // install and start
 
-	dir  string
-	cmd  *exec.Cmd
-	lock *os.File
-	done chan struct{}
+	// password is root's, made for this server when it starts: a program
+	// of the learner's runs as the same system user and could otherwise
+	// log in as root with none and rewrite what a grader reads.
+	password string
+	dir      string
+	cmd      *exec.Cmd
+	lock     *os.File
+	done     chan struct{}
 }
 
 // Dir is where the lab keeps its servers' folders: LAB_MYSQL_NODES_DIR, or
@@ -146,6 +152,19 @@ func (n *Node) start(ctx context.Context, s server) error {
 	if out, err := install.CombinedOutput(); err != nil {
 		return fmt.Errorf("lab-owned MySQL server: initialise %s with %s: %v: %s", data, filepath.Base(install.Path), err, tail(out))
 	}
+	// Root's password is set by the server itself as it starts
+	// (--init-file), before it takes a connection, and every other root
+	// account (the socket's, ::1's, the host name's) is dropped: no login
+	// without the password, and none in a statement another session
+	// could read. MariaDB takes the hash; MySQL 9 has no
+	// mysql_native_password, so its file holds the password, readable by
+	// this user only and removed once the server answers.
+	n.password = password.New()
+	init := filepath.Join(n.dir, "init.sql")
+	if err := os.WriteFile(init, []byte(lockRoot(s.flavor, n.password)), 0o600); err != nil {
+		return fmt.Errorf("lab-owned MySQL server: %w", err)
+	}
+	defer os.Remove(init)
 	ports, err := node.FreePorts(1)
 	if err != nil {
 		return fmt.Errorf("lab-owned MySQL server: %w", err)
@@ -155,7 +174,7 @@ func (n *Node) start(ctx context.Context, s server) error {
 		"--socket=" + filepath.Join(n.dir, "sock"), "--pid-file=" + filepath.Join(n.dir, "pid"),
 		"--log-bin=binlog", "--binlog-format=ROW", "--server-id=1", "--skip-name-resolve",
 		"--performance-schema=OFF", "--innodb-buffer-pool-size=64M", "--max-connections=1000",
-		"--log-error=" + filepath.Join(n.dir, "error.log")}
+		"--log-error=" + filepath.Join(n.dir, "error.log"), "--init-file=" + init}
 	if s.flavor == "mysql" {
 		args = append(args, "--mysqlx=OFF", "--secure-file-priv=")
 	}
@@ -197,13 +216,41 @@ func (n *Node) start(ctx context.Context, s server) error {
 	}
 }
 
-// DSN reaches the server as root, with no password (it listens on
-// loopback only, and its data is the lab's).
+// DSN reaches the server as root, with the password made for it (it
+// listens on loopback only, and its data is the lab's).
 func (n *Node) DSN() string {
 	c := mysql.NewConfig()
-	c.User, c.Net, c.Addr = "root", "tcp", "127.0.0.1:"+strconv.Itoa(n.Port)
+	c.User, c.Passwd, c.Net, c.Addr = "root", n.password, "tcp", "127.0.0.1:"+strconv.Itoa(n.Port)
 	return c.FormatDSN()
 }
+
+// lockRoot is the init file that leaves root@127.0.0.1 as the one root,
+// with password pw.
+func lockRoot(flavor, pw string) string {
+	host, _ := os.Hostname()
+	host = strings.NewReplacer(`\`, "", "'", "").Replace(host)
+	var b strings.Builder
+	if flavor == "mariadb" {
+		fmt.Fprintf(&b, "CREATE USER IF NOT EXISTS 'root'@'127.0.0.1';\nGRANT ALL PRIVILEGES ON *.* TO 'root'@'127.0.0.1' WITH GRANT OPTION;\n")
+		fmt.Fprintf(&b, "ALTER USER 'root'@'127.0.0.1' IDENTIFIED BY PASSWORD '%s';\n", password.NativeHash(pw))
+	} else {
+		fmt.Fprintf(&b, "CREATE USER IF NOT EXISTS 'root'@'127.0.0.1' IDENTIFIED BY '%s';\nGRANT ALL PRIVILEGES ON *.* TO 'root'@'127.0.0.1' WITH GRANT OPTION;\n", pw)
+		fmt.Fprintf(&b, "ALTER USER 'root'@'127.0.0.1' IDENTIFIED BY '%s';\n", pw)
+	}
+	for _, h := range []string{"localhost", "::1", host} {
+		if h != "" && h != "127.0.0.1" {
+			fmt.Fprintf(&b, "DROP USER IF EXISTS 'root'@'%s';\n", h)
+		}
+	}
+	b.WriteString("DROP USER IF EXISTS ''@'localhost';\n")
+	if host != "" {
+		fmt.Fprintf(&b, "DROP USER IF EXISTS ''@'%s';\n", host)
+	}
+	return b.String()
+}
+
+// Socket is the server's Unix socket.
+func (n *Node) Socket() string { return filepath.Join(n.dir, "sock") }
 
 // Addr is host:port.
 func (n *Node) Addr() string { return "127.0.0.1:" + strconv.Itoa(n.Port) }

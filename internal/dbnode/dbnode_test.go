@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -48,6 +49,24 @@ func TestALabOwnedServerWritesARowBasedBinaryLogAndLeavesNothingBehind(t *testin
 	db.Close()
 	if logBin != "1" || format != "ROW" {
 		t.Errorf("log_bin %s, binlog_format %s: want 1 and ROW", logBin, format)
+	}
+	// Root is the lab's alone: no login without the password made for the
+	// server, over TCP or its socket, and no other root account.
+	for _, dsn := range []string{"root@tcp(" + n.Addr() + ")/", "root@unix(" + n.Socket() + ")/", "@tcp(" + n.Addr() + ")/"} {
+		other, _ := sql.Open("mysql", dsn)
+		if err := other.PingContext(ctx); err == nil {
+			t.Errorf("%s logs in to the lab's own server with no password", dsn)
+		}
+		other.Close()
+	}
+	db, _ = sql.Open("mysql", n.DSN())
+	var roots int
+	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM mysql.user WHERE User IN ('root', '')").Scan(&roots); err != nil || roots != 1 {
+		t.Errorf("%d root or anonymous accounts (%v), want root@127.0.0.1 alone", roots, err)
+	}
+	db.Close()
+	if _, err := os.Stat(filepath.Join(filepath.Dir(n.Socket()), "init.sql")); err == nil {
+		t.Errorf("the file that set root's password is still there")
 	}
 	if err := n.Stop(); err != nil {
 		t.Fatal(err)

@@ -87,6 +87,7 @@ func Run(args []string) int {
 	for _, p := range All {
 		worker.Register(p.Kind, p.Main, p.Points)
 	}
+	worker.TakeSecrets()
 	services.Config{}.FromEnv() // notes the passwords it was given, so its log lines never show one
 	return worker.RunChild(args)
 }

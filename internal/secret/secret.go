@@ -177,6 +177,17 @@ func Note(k Kind, inputs ...string) {
 	slices.SortFunc(noted.list, func(a, b string) int { return len(b) - len(a) })
 }
 
+// NotePassword records a bare password the lab made (a login it gave a
+// program), for Scrub.
+func NotePassword(p string) {
+	noted.Lock()
+	defer noted.Unlock()
+	if len(p) >= 3 && !slices.Contains(noted.list, p) {
+		noted.list = append(noted.list, p)
+	}
+	slices.SortFunc(noted.list, func(a, b string) int { return len(b) - len(a) })
+}
+
 // Scrub masks every noted password in text.
 func Scrub(text string) string {
 	noted.RLock()

@@ -37,7 +37,12 @@ type Config struct {
 	// default rabbitmqctl): a wrapper naming another node (.ci/servers
 	// writes one for its RabbitMQ 4.x node).
 	Rabbitmqctl string
-	NoDocker    bool // never try testcontainers
+	// Binlog is the login the binlog relay reads the binary log with
+	// (LAB_BINLOG_DSN; "" is MySQL's): a workshop participant's login may
+	// not (reading the log would show every participant's rows), so the
+	// lab's own reads it for their relay, which keeps to their database.
+	Binlog   string
+	NoDocker bool // never try testcontainers
 	// Containers are the services started in containers even where local
 	// servers answer (--containers[=LIST], LAB_CONTAINERS).
 	Containers InContainers
@@ -72,6 +77,9 @@ func (c Config) FromEnv() Config {
 	c.Management = pick("management", c.Management, "--management", "LAB_MANAGEMENT_URL", "")
 	c.Namespace = pick("namespace", c.Namespace, "--namespace", "LAB_NAMESPACE", "")
 	c.BrokerControl = pick("broker-control", c.BrokerControl, "--broker-control", "LAB_BROKER_CONTROL", "")
+	if c.Binlog == "" {
+		c.Binlog = os.Getenv("LAB_BINLOG_DSN")
+	}
 	c.Rabbitmqctl = pick("rabbitmqctl", c.Rabbitmqctl, "LAB_RABBITMQCTL", "LAB_RABBITMQCTL", "rabbitmqctl")
 	if c.Containers == 0 { // the flag wins
 		if set, err := ParseInContainers(os.Getenv("LAB_CONTAINERS")); err != nil {
@@ -88,7 +96,7 @@ func (c Config) FromEnv() Config {
 	if from["amqp"] != "default" {
 		secret.Note(secret.KindURL, c.AMQP)
 	}
-	secret.Note(secret.KindDSN, c.MySQL)
+	secret.Note(secret.KindDSN, c.MySQL, c.Binlog)
 	secret.Note(secret.KindURL, c.Management)
 	secret.Note(secret.KindAddr, c.Redis)
 	return c
@@ -112,7 +120,16 @@ func (c Config) Env() []string {
 		"LAB_REDIS_ADDR=" + c.Redis,
 		"LAB_MANAGEMENT_URL=" + c.Management,
 		"LAB_NAMESPACE=" + c.Namespace,
+		"LAB_BINLOG_DSN=" + c.Binlog,
 	}
+}
+
+// BinlogDSN is the login the binary log is read with.
+func (c Config) BinlogDSN() string {
+	if c.Binlog != "" {
+		return c.Binlog
+	}
+	return c.MySQL
 }
 
 var nsRe = regexp.MustCompile(`^[a-z0-9_]{1,16}$`)

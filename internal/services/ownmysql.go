@@ -2,6 +2,7 @@ package services
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 var ownMySQL struct {
 	mu   sync.Mutex
 	node *dbnode.Node
+	root *sql.DB // the server's administrator: participants' logins, their Watch
 	// svcs is each configured Services' twin on the own server: the same
 	// namespace, Redis and broker, MySQL there.
 	svcs map[*Services]*Services
@@ -44,7 +46,7 @@ func (s *Services) WithBinlog(ctx context.Context) (*Services, string, error) {
 	twin, ok := ownMySQL.svcs[s]
 	if !ok {
 		var err error
-		if twin, err = s.WithMySQL(ctx, ownMySQL.node.DSN()); err != nil {
+		if twin, err = s.ownTwin(ctx); err != nil {
 			return nil, "", fmt.Errorf("the lab's own MySQL server at %s: %w", ownMySQL.node.Addr(), err)
 		}
 		// One server for every namespace of a workshop: each twin's pool
@@ -61,6 +63,40 @@ func (s *Services) WithBinlog(ctx context.Context) (*Services, string, error) {
 		s.Config.MySQLAddr(), s.Info.BinlogState, n.Flavor, strings.SplitN(n.Version, "-", 2)[0], n.Addr(), started), nil
 }
 
+// ownTwin is s on the own server: as its administrator, or, for a
+// workshop participant's s (Watch set), as a participant's login of the
+// same name made there, granted their databases only, the log read by the
+// administrator for their relay.
+func (s *Services) ownTwin(ctx context.Context) (*Services, error) {
+	dsn := ownMySQL.node.DSN()
+	if s.Watch == nil {
+		twin, err := s.WithMySQL(ctx, dsn)
+		if err == nil {
+			twin.Config.Binlog = "" // the own server's administrator reads its log
+		}
+		return twin, err
+	}
+	if ownMySQL.root == nil {
+		root, err := Open(ctx, dsn, "")
+		if err != nil {
+			return nil, err
+		}
+		root.SetMaxOpenConns(4)
+		ownMySQL.root = root
+	}
+	pdsn, err := MakeParticipantUser(ctx, ownMySQL.root, dsn, s.Names.NS, 24)
+	if err != nil {
+		return nil, err
+	}
+	twin, err := s.WithMySQL(ctx, pdsn)
+	if err != nil {
+		return nil, err
+	}
+	twin.Watch = &Watch{DB: ownMySQL.root, User: ParticipantUser(s.Names.NS)}
+	twin.Config.Binlog = dsn
+	return twin, nil
+}
+
 // StopOwnMySQL stops the lab's own MySQL server, if one was started, and
 // removes its data.
 func StopOwnMySQL() {
@@ -72,6 +108,10 @@ func StopOwnMySQL() {
 		}
 	}
 	ownMySQL.svcs = nil
+	if ownMySQL.root != nil {
+		ownMySQL.root.Close()
+		ownMySQL.root = nil
+	}
 	if ownMySQL.node != nil {
 		ownMySQL.node.Stop()
 		ownMySQL.node = nil

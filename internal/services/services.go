@@ -35,8 +35,19 @@ type Services struct {
 	// AMQP is dialled per use (each worker and step has its own connection);
 	// Services keeps only a probe result.
 	Info Info
+	// Watch, when set, is where a lesson reads InnoDB's transactions and
+	// the process list for a login that may not (a workshop participant's,
+	// which has no PROCESS: PROCESS would show every session's statement).
+	Watch *Watch
 
 	containers []func()
+}
+
+// Watch is the lab's own login reading, for User, what only PROCESS may
+// read: the rows of User's own sessions and nothing else.
+type Watch struct {
+	DB   *sql.DB
+	User string // a name of the lab's making (ParticipantUser)
 }
 
 // Info is what `lab doctor` reports.

@@ -2,14 +2,14 @@ package services
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"fmt"
 	"regexp"
 	"strings"
 
 	gomysql "github.com/go-sql-driver/mysql"
+
+	"github.com/rmlab/lab/internal/password"
 )
 
 // LabUserPrefix is what every MySQL user the lab makes in namespace ns
@@ -30,11 +30,7 @@ func ParticipantVhost(ns string) string { return "rmlab_" + ns }
 
 // Password is a fresh random password for a login the lab makes: hex
 // digits only, nothing to escape in a statement or a URL.
-func Password() string {
-	b := make([]byte, 18)
-	rand.Read(b)
-	return hex.EncodeToString(b)
-}
+func Password() string { return password.New() }
 
 // DropLabUsers drops every MySQL user of namespace ns the lab made, and
 // returns their names.
@@ -89,11 +85,12 @@ func ClientHost(ctx context.Context, server *sql.DB) (string, error) {
 
 // ParticipantGrants are what a workshop participant's MySQL user may do:
 // everything in their own two databases (a grant on a database that does
-// not exist yet lets them create it), and, server wide, only what a
-// lesson reads about its own sessions: PROCESS (InnoDB's list of
-// transactions; it shows other sessions' statements, it changes nothing)
-// and, where the binary log is on, reading it (the binlog relay).
-func ParticipantGrants(ns string, binlog bool) []string {
+// not exist yet lets them create it), and nothing server wide. PROCESS
+// would show every session's statement (and InnoDB's transactions, which
+// the lab reads for them with its own login, filtered to their sessions:
+// Watch); reading the binary log would show every participant's rows (a
+// binlog relay reads it with a login of the lab's, kept to its database).
+func ParticipantGrants(ns string) []string {
 	n := Names{NS: ns}
 	var g []string
 	for _, db := range []string{IdempotencyDB, OutboxDB} {
@@ -101,11 +98,7 @@ func ParticipantGrants(ns string, binlog bool) []string {
 		// the one database.
 		g = append(g, "ALL PRIVILEGES ON `"+strings.ReplaceAll(n.Name(db), "_", `\_`)+"`.*")
 	}
-	server := "PROCESS"
-	if binlog {
-		server += ", REPLICATION CLIENT, REPLICATION SLAVE"
-	}
-	return append(g, server+" ON *.*")
+	return g
 }
 
 // MakeParticipantUser makes (or gives a new password to) namespace ns's
@@ -117,17 +110,17 @@ func MakeParticipantUser(ctx context.Context, server *sql.DB, dsn, ns string, ma
 	if err != nil {
 		return "", err
 	}
-	var binlog bool
-	server.QueryRowContext(ctx, "SELECT @@log_bin").Scan(&binlog)
-	user, pass := ParticipantUser(ns), Password()
+	user := ParticipantUser(ns)
 	account := fmt.Sprintf("'%s'@'%s'", user, host)
-	// Hex digits, a name of the lab's making and a host checked above:
-	// nothing to escape.
+	// A name of the lab's making and a host checked above: nothing to
+	// escape; the password never in a statement (SetPassword).
 	stmts := []string{
 		"CREATE USER IF NOT EXISTS " + account,
-		fmt.Sprintf("ALTER USER %s IDENTIFIED BY '%s' WITH MAX_USER_CONNECTIONS %d", account, pass, maxConns),
+		// A user an earlier lab made held PROCESS: start from nothing.
+		"REVOKE ALL PRIVILEGES, GRANT OPTION FROM " + account,
+		fmt.Sprintf("ALTER USER %s WITH MAX_USER_CONNECTIONS %d", account, maxConns),
 	}
-	for _, g := range ParticipantGrants(ns, binlog) {
+	for _, g := range ParticipantGrants(ns) {
 		stmts = append(stmts, "GRANT "+g+" TO "+account)
 	}
 	for _, st := range stmts {
@@ -135,6 +128,13 @@ func MakeParticipantUser(ctx context.Context, server *sql.DB, dsn, ns string, ma
 			verb := strings.SplitN(st, " '", 2)[0]
 			return "", fmt.Errorf("make %s's MySQL user %s (%s): %w", ns, user, verb, err)
 		}
+	}
+	if err := KeptToItsDatabases(ctx, server, account); err != nil {
+		return "", fmt.Errorf("make %s's MySQL user %s: %w", ns, user, err)
+	}
+	pass, err := SetPassword(ctx, server, account)
+	if err != nil {
+		return "", fmt.Errorf("make %s's MySQL user %s: %w", ns, user, err)
 	}
 	dc, err := gomysql.ParseDSN(dsn)
 	if err != nil {

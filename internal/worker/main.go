@@ -16,6 +16,7 @@ import (
 // the registered kind with its points wired to stdin/stdout. SIGTERM cancels
 // the context (a graceful stop); SIGKILL is the fault.
 func RunChild(args []string) int {
+	TakeSecrets()
 	if len(args) == 0 {
 		fmt.Fprintf(os.Stderr, "usage: lab worker KIND [--name N] [--pause-at P1,P2] [flags]\nkinds: %s\n", strings.Join(Kinds(), ", "))
 		return 2

@@ -93,7 +93,22 @@ func Start(spec Spec) (*Process, error) {
 		cmd = exec.Command(spec.Command[0], spec.Command[1:]...)
 		cmd.Dir = spec.Dir
 	}
-	cmd.Env = append(os.Environ(), spec.Env...)
+	var pipe *os.File
+	if len(spec.Command) > 0 {
+		// A learner's program: the logins its run made for it (spec.Env),
+		// none of the lab's.
+		inherited, _ := split(os.Environ())
+		cmd.Env = append(inherited, spec.Env...)
+	} else {
+		plain, secrets := split(append(os.Environ(), spec.Env...))
+		var err error
+		if pipe, err = secretsPipe(secrets); err != nil {
+			return nil, err
+		}
+		defer pipe.Close() // the child holds its own copy once started
+		cmd.ExtraFiles = []*os.File{pipe}
+		cmd.Env = append(plain, secretsFD+"=3")
+	}
 	cmd.SysProcAttr = sysProcAttr(len(spec.Command) > 0)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

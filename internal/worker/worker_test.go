@@ -35,6 +35,16 @@ func TestMain(m *testing.M) {
 		}
 		return nil
 	}, []string{"tick"})
+	// env says the DSN it was given (reversed: not the text a test looks
+	// for in /proc) and waits to be killed.
+	Register("env", func(ctx context.Context, p *Parent, args []string) error {
+		p.Logf("dsn %s", reverse(os.Getenv("LAB_MYSQL_DSN")))
+		if err := p.Reach(ctx, "read"); err != nil {
+			return err
+		}
+		<-ctx.Done()
+		return nil
+	}, []string{"read"})
 	if os.Getenv("LAB_WORKER_TEST_CHILD") == "1" {
 		os.Exit(RunChild(os.Args[2:]))
 	}
@@ -249,4 +259,50 @@ func TestAKillOfAProgramOfTheLearnersReachesTheChildrenItStarted(t *testing.T) {
 		syscall.Kill(child, syscall.SIGKILL)
 		t.Fatalf("the program's child %d outlived the kill", child)
 	}
+}
+
+// A worker of the lab's gets the logins it is given, and no process of the
+// same user reads them in its environment or arguments; a learner's
+// program gets none of the lab's.
+func TestAWorkersLoginsReachItButNotItsEnvironmentOrArguments(t *testing.T) {
+	dsn := "root:pipe-secret-" + strconv.Itoa(os.Getpid()) + "@tcp(127.0.0.1:3306)/"
+	exe, _ := os.Executable()
+	p, err := Start(Spec{Binary: exe, Kind: "env", Name: "w", Env: []string{"LAB_WORKER_TEST_CHILD=1", "LAB_MYSQL_DSN=" + dsn}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Kill() })
+	if err := p.WaitReached(ctx(t), "read", 1); err != nil {
+		t.Fatal(err)
+	}
+	if log := strings.Join(p.Output(), "\n"); !strings.Contains(log, "dsn "+reverse(dsn)) {
+		t.Fatalf("the worker did not get its DSN: %s", log)
+	}
+	for _, f := range []string{"environ", "cmdline"} {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/%s", p.PID(), f))
+		if err != nil {
+			t.Skipf("no /proc here: %v", err)
+		}
+		if strings.Contains(string(b), "pipe-secret") {
+			t.Fatalf("/proc/PID/%s of a worker holds its DSN: %q", f, b)
+		}
+	}
+	os.Setenv("LAB_MYSQL_DSN", dsn)
+	defer os.Unsetenv("LAB_MYSQL_DSN")
+	own, err := Start(Spec{Command: []string{"sh", "-c", "echo \"dsn=$LAB_MYSQL_DSN own=$LAB_OWN\""}, Name: "own", Env: []string{"LAB_OWN=mine"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-own.done
+	if log := strings.Join(own.Output(), "\n"); !strings.Contains(log, "dsn= own=mine") {
+		t.Fatalf("a learner's program's environment: %s", log)
+	}
+}
+
+func reverse(s string) string {
+	r := []rune(s)
+	for i, j := 0, len(r)-1; i < j; i, j = i+1, j-1 {
+		r[i], r[j] = r[j], r[i]
+	}
+	return string(r)
 }

@@ -102,6 +102,8 @@ func (l *Logins) Own(ctx context.Context, svc *services.Services, ns string) (*s
 		}
 		twin.MySQL.SetMaxOpenConns(PerParticipantConnections / 2) // the rest for the workers
 		twin.Info.Started, twin.Info.Swept = nil, nil
+		twin.Watch = &services.Watch{DB: svc.MySQL, User: services.ParticipantUser(ns)}
+		twin.Config.Binlog = svc.Config.BinlogDSN()
 		out, closeDB = twin, func() { twin.MySQL.Close() }
 	}
 	if l.broker != nil {

@@ -70,11 +70,20 @@ func TestAParticipantsLoginsReachTheirOwnDataOnly(t *testing.T) {
 	if strings.Contains(bob.Config.MySQL, "root@") || !strings.Contains(bob.Config.MySQL, services.ParticipantUser(bn)+":") {
 		t.Fatalf("bob's MySQL DSN is not his own user's")
 	}
+	if bob.Watch == nil || bob.Watch.User != services.ParticipantUser(bn) {
+		t.Fatalf("nobody reads InnoDB's transactions for bob: %+v", bob.Watch)
+	}
+	host, err := services.ClientHost(ctx, admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, err := services.Grants(ctx, admin, "'"+services.ParticipantUser(bn)+"'@'"+host+"'"); err != nil || len(services.BeyondOwnDatabases(g)) > 0 {
+		t.Fatalf("bob's MySQL grants reach past his databases: %q (%v)", g, err)
+	}
 	db := bob.MySQL
 	allowed := []string{
 		"CREATE DATABASE `blog_outbox_lab_" + bn + "`",
 		"CREATE TABLE `blog_outbox_lab_" + bn + "`.t (id INT PRIMARY KEY)",
-		"SELECT COUNT(*) FROM information_schema.INNODB_TRX",
 	}
 	for _, st := range allowed {
 		if _, err := db.ExecContext(ctx, st); err != nil {
@@ -89,6 +98,9 @@ func TestAParticipantsLoginsReachTheirOwnDataOnly(t *testing.T) {
 		"UPDATE `" + room.DBName(rm.Name) + "`.participant SET lesson='x'", // the room's
 		"CREATE USER 'x'@'%'",
 		"SELECT * FROM mysql.user",
+		// PROCESS would show every session's statement: the lab reads
+		// InnoDB's transactions for him (bob.Watch), kept to his sessions.
+		"SELECT COUNT(*) FROM information_schema.INNODB_TRX",
 	}
 	for _, st := range refused {
 		if _, err := db.ExecContext(ctx, st); err == nil {

@@ -98,6 +98,7 @@ type relay struct {
 	o       Options
 	p       *worker.Parent
 	db      *sql.DB
+	logDB   *sql.DB // where the log's end is read (cfg.BinlogDSN)
 	dbName  string
 	ch      *amqp.Channel
 	returns <-chan amqp.Return
@@ -117,7 +118,17 @@ func Main(ctx context.Context, p *worker.Parent, args []string) error {
 	}
 	defer w.Close()
 	cfg, db := w.Config, w.DB
-	r := &relay{o: o, p: p, db: db, dbName: w.Names.Name(o.DB), names: w.Names, ch: w.Ch}
+	// The log is read with cfg.BinlogDSN (a workshop participant's own
+	// login may not read it); everything else, as the run's login.
+	logDB := db
+	if cfg.Binlog != "" && cfg.Binlog != cfg.MySQL {
+		if logDB, err = services.Open(ctx, cfg.Binlog, ""); err != nil {
+			return fmt.Errorf("the login that reads the binary log: %w", err)
+		}
+		defer logDB.Close()
+		logDB.SetMaxOpenConns(1)
+	}
+	r := &relay{o: o, p: p, db: db, logDB: logDB, dbName: w.Names.Name(o.DB), names: w.Names, ch: w.Ch}
 	pos, how, err := r.startPosition(ctx)
 	if err != nil {
 		return err
@@ -127,7 +138,7 @@ func Main(ctx context.Context, p *worker.Parent, args []string) error {
 		return err
 	}
 	r.returns = r.ch.NotifyReturn(make(chan amqp.Return, 16))
-	syncer, err := newSyncer(ctx, cfg.MySQL, db)
+	syncer, err := newSyncer(ctx, cfg.BinlogDSN(), logDB)
 	if err != nil {
 		return err
 	}
@@ -266,7 +277,7 @@ func (r *relay) startPosition(ctx context.Context) (gomysql.Position, string, er
 	default:
 		return gomysql.Position{}, "", fmt.Errorf("read the saved position: %w", err)
 	}
-	end, err := logEnd(ctx, r.db)
+	end, err := logEnd(ctx, r.logDB)
 	if err != nil {
 		return end, "", err
 	}
