@@ -23,6 +23,12 @@ type Options struct {
 	Binary    string        // the lab binary that runs the lab's own workers
 	History   io.Writer     // the history as JSON lines, or nil
 	Workers   *worker.Group // the processes, for the screen; nil for none
+	// SharedServer: the evidence on the configured MySQL server, not on
+	// one of the lab's own for the run (the verdict is then unproven).
+	SharedServer bool
+	// Remote runs the program's copies on another machine (a workshop
+	// participant's, through the door): Command is then only its name.
+	Remote worker.Remote
 }
 
 // New prepares a run of c with the learner's program in c's role: the
@@ -40,7 +46,8 @@ func New(cfg services.Config, c *lab.Challenge, o Options) (*chaos.Run, error) {
 		Seed: o.Seed, Orders: c.Orders, Duration: c.Duration, Faults: faults, Every: c.Every,
 		Relays: 2, Consumers: 2, Quiet: 30 * time.Second, Lease: 2,
 		Namespace: o.Namespace, Binary: o.Binary, Resend: c.Resend, Conflict: c.Conflict, SMS: c.SMS, Order: c.Order,
-		Own: &chaos.Own{Role: c.Role, Command: o.Command, Dir: o.Dir, Env: []string{"LAB_CHALLENGE=" + c.Name}},
+		Own:          &chaos.Own{Role: c.Role, Command: o.Command, Dir: o.Dir, Env: []string{"LAB_CHALLENGE=" + c.Name}, Remote: o.Remote},
+		SharedServer: o.SharedServer,
 	}
 	if o.Duration > 0 {
 		// The orders keep their rate, so a longer run is more of the same.

@@ -94,6 +94,10 @@ type verdict struct {
 // test's own, with a progress file of its own.
 func run(t *testing.T, name string, seed uint64, argv []string, flags ...string) verdict {
 	t.Helper()
+	if !slices.Contains(flags, "--shared-server") {
+		// The run's evidence on a server of the lab's own, made for it.
+		labtest.Needs(t, labtest.OwnMySQL)
+	}
 	runs <- struct{}{}
 	defer func() { <-runs }()
 	env := labtest.Of(t)
@@ -307,6 +311,37 @@ func TestEveryCheatFailsWithAViolationThatNamesWhatItDid(t *testing.T) {
 	}
 }
 
+// A consumer with no mark, beside a thread that looks for a login beyond
+// the one its run gave it (root with no password where its server is or on
+// the machine's default server, any DSN another process shows in its
+// environment or arguments) to undo every second application and delete
+// its audit rows: on the run's own server it finds none, and fails.
+func TestACheatLookingForTheMachinesAdminLoginFindsNoneAndFails(t *testing.T) {
+	for _, seed := range cheatSeeds(3) {
+		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
+			t.Parallel()
+			v := run(t, "once", seed, append(program(t, "cheats"), "root"), "--duration", "5s")
+			if strings.Contains(v.out, "found a login that reads lab_applied") || !strings.Contains(v.out, "no login beyond my own") {
+				t.Errorf("the cheat found a login beyond its own:\n%s", v.out)
+			}
+			if v.code != 1 || v.summary.OK() {
+				t.Fatalf("the root cheat passed once under seed %d (exit %d):\n%s", seed, v.code, v.out)
+			}
+		})
+	}
+}
+
+// A correct program whose evidence was kept on the shared server
+// (--shared-server), where that server's administrators could have
+// rewritten it, is unproven: not passed, and said so.
+func TestARunOnTheSharedServerIsUnprovenNeverPassed(t *testing.T) {
+	v := run(t, "once", 1, program(t, "go/once"), "--duration", "5s", "--shared-server")
+	if v.code != 1 || v.summary.OK() || v.summary.Unproven == "" || len(v.summary.Violations) > 0 ||
+		!strings.Contains(v.out, "UNPROVEN") || strings.Contains(v.out, "passed once") {
+		t.Fatalf("a correct program on the shared server (exit %d, unproven %q, violations %q):\n%s", v.code, v.summary.Unproven, v.summary.Violations, v.out)
+	}
+}
+
 // A correct consumer that exits 0 after every 25 messages passes: no
 // fault armed for one of its lives hits the next (a kill armed at an ack
 // used to fire on the restarted copy and leave it stopped to the end).
@@ -382,7 +417,7 @@ func TestARunWhoseLoginCannotCreateUsersRefusesToGrade(t *testing.T) {
 		t.Fatal(err)
 	}
 	dc.User, dc.Passwd, dc.DBName = user, "", ""
-	cmd := exec.Command(labtest.Lab(t), "challenge", "run", "once", "--namespace", env.NS, "--no-docker", "--mysql", dc.FormatDSN(), "--", "true")
+	cmd := exec.Command(labtest.Lab(t), "challenge", "run", "once", "--namespace", env.NS, "--no-docker", "--shared-server", "--mysql", dc.FormatDSN(), "--", "true")
 	out, _ := cmd.CombinedOutput()
 	if code := cmd.ProcessState.ExitCode(); code != 2 || !strings.Contains(string(out), "cannot give your program a MySQL user of its own") ||
 		!strings.Contains(string(out), "CREATE USER") || strings.Contains(string(out), "PASS") {

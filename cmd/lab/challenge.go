@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -9,8 +8,8 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 	"github.com/rmlab/lab/internal/progress"
 	"github.com/rmlab/lab/internal/room"
 	"github.com/rmlab/lab/internal/services"
+	"github.com/rmlab/lab/internal/workshop"
 )
 
 const challengeUsage = `usage: lab challenge list
@@ -44,11 +44,14 @@ from what it saw.
   hint      the next hint (one more each time)
   run       run CMD ARGS… as the challenge's program; exit 0 only on a pass.
             "go run DIR" of a folder with its own go.mod runs as go -C DIR run .
-            --workshop NAME@HOST[:PORT] gives the verdict to a workshop through
-            its SSH door, as you log in there (ssh … challenge-result): the
-            instructor sees it in the room (LAB_SSH_COMMAND: the ssh to run,
-            as GIT_SSH_COMMAND); --room NAME --as YOU writes it with the
-            room's MySQL login, which only an instructor holds
+            The run's evidence is on a MySQL server the lab starts for it;
+            --shared-server keeps it on the configured one (UNPROVEN, never
+            a pass). --workshop NAME@HOST[:PORT] has the workshop's server
+            run and grade the challenge, your program here as its agent,
+            over your own ssh (LAB_SSH_COMMAND: the ssh to run, as
+            GIT_SSH_COMMAND): the room keeps the server's verdict;
+            --room NAME --as YOU writes a verdict with the room's MySQL
+            login, which only an instructor holds
 
 The text is in --lang en|zh (except for init). run uses namespace challenge
 unless --namespace names another, recreating its databases and queue.
@@ -244,6 +247,7 @@ func challengeRun(args []string, stdout, stderr io.Writer) int {
 	roomName := fs.String("room", "", "a workshop room: keep the verdict there, under --as, for the instructor (needs the room's MySQL: the instructor's way)")
 	workshopAt := fs.String("workshop", "", "NAME@HOST[:PORT]: give the verdict to the workshop through its SSH door, as you log in there (a participant's way)")
 	as := fs.String("as", "", "with --room: your participant name in the room")
+	fs.BoolVar(&o.SharedServer, "shared-server", false, "keep the run's evidence on the configured MySQL server, not one the lab starts for the run: the verdict is then unproven, never passed (an administrator's login of that server could rewrite it)")
 	argv := args
 	var command []string
 	if i := slices.Index(args, "--"); i >= 0 {
@@ -267,6 +271,13 @@ func challengeRun(args []string, stdout, stderr io.Writer) int {
 	}
 	if len(command) == 0 {
 		command = []string{"true"} // --schedule only: nothing is started
+	}
+	if *workshopAt != "" {
+		if *roomName != "" || *as != "" || *only || *jsonFile != "" || *historyFile != "" || *reportFile != "" || o.SharedServer {
+			fmt.Fprintln(stderr, "lab challenge run --workshop: the workshop's server runs the challenge and keeps its verdict; --room, --as, --schedule, --json, --history, --report and --shared-server are for a run on this machine")
+			return 2
+		}
+		return challengeAtWorkshop(*workshopAt, c.Name, o, command, stdout, stderr)
 	}
 	cfg := g.cfg.FromEnv()
 	if err := cfg.Validate(); err != nil {
@@ -351,14 +362,11 @@ func challengeRun(args []string, stdout, stderr io.Writer) int {
 	p.Keep(verdictOf(c.Name, s), time.Now())
 	if s.OK() {
 		fmt.Fprintf(stdout, "\npassed %s under seed %d. Try another seed: --seed %d\n", c.Name, s.Seed, s.Seed+1)
+	} else if s.Unproven != "" && len(s.Violations) == 0 {
+		fmt.Fprintf(stdout, "\nunproven: %s under seed %d broke no rule the lab saw, but %s\n", c.Name, s.Seed, s.Unproven)
 	}
 	if err := saveProgress(path, p); err != nil {
 		fmt.Fprintf(stderr, "lab challenge run: could not keep the result in %s: %v\n", path, err)
-	}
-	if *workshopAt != "" {
-		if err := sendToWorkshop(*workshopAt, c.Name, s, stdout, stderr); err != nil {
-			fmt.Fprintf(stderr, "lab challenge run: could not give the verdict to the workshop: %v\n", err)
-		}
 	}
 	if inRoom != nil {
 		if err := keepInRoom(inRoom, c.Name, s); err != nil {
@@ -462,8 +470,11 @@ func roomStore(ctx context.Context, dsn, name, as string) (progress.Store, func(
 
 // verdictOf is what a room keeps of a run.
 func verdictOf(name string, s *chaos.Summary) progress.Verdict {
-	return progress.Verdict{Challenge: name, Seed: s.Seed, Passed: s.OK(),
-		Line: fmt.Sprintf("seed %d: applied once %d of %d, lost %d, twice %d", s.Seed, s.Once, s.Committed, s.Lost, s.Twice)}
+	line := fmt.Sprintf("seed %d: applied once %d of %d, lost %d, twice %d", s.Seed, s.Once, s.Committed, s.Lost, s.Twice)
+	if s.Unproven != "" && len(s.Violations) == 0 {
+		line += " (unproven: the evidence lay within an administrator's login's reach)"
+	}
+	return progress.Verdict{Challenge: name, Seed: s.Seed, Passed: s.OK(), Line: line}
 }
 
 // keepInRoom adds a run's verdict to the participant's progress in the
@@ -483,30 +494,46 @@ func keepInRoom(store progress.Store, name string, s *chaos.Summary) error {
 	return store.Save(ctx, b)
 }
 
-// sendToWorkshop gives a run's verdict to the workshop through its SSH
-// door, as the participant: ssh -p PORT NAME@HOST challenge-result, the
-// verdict on its standard input. The participant's own ssh logs in (their
-// key or the workshop password): they hold no credential of the room.
-func sendToWorkshop(dest, name string, s *chaos.Summary, stdout, stderr io.Writer) error {
+// challengeAtWorkshop has the workshop's server grade challenge name: the
+// run happens there, the program runs here as its agent, over one SSH
+// connection of the participant's own ssh (their key or the workshop
+// password): they hold no credential of the room, and the verdict the
+// room keeps is the server's.
+func challengeAtWorkshop(dest, name string, o challenge.Options, command []string, stdout, stderr io.Writer) int {
 	user, hostPort, ok := strings.Cut(dest, "@")
 	if !ok || user == "" || hostPort == "" {
-		return fmt.Errorf("--workshop %q: give NAME@HOST[:PORT], as you ssh to the workshop", dest)
+		fmt.Fprintf(stderr, "lab challenge run --workshop %q: give NAME@HOST[:PORT], as you ssh to the workshop\n", dest)
+		return 2
 	}
 	host, port := hostPort, "2222"
 	if h, p, err := net.SplitHostPort(hostPort); err == nil {
 		host, port = h, p
 	}
-	b, _ := json.Marshal(verdictOf(name, s))
 	// LAB_SSH_COMMAND: the ssh to run, as GIT_SSH_COMMAND (split on
 	// spaces), for a key or a config of its own.
 	argv := strings.Fields(os.Getenv("LAB_SSH_COMMAND"))
 	if len(argv) == 0 {
 		argv = []string{"ssh"}
 	}
-	cmd := exec.Command(argv[0], append(argv[1:], "-p", port, "-o", "RequestTTY=no", user+"@"+host, "challenge-result")...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(b), stdout, stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("%s -p %s %s@%s challenge-result: %w", strings.Join(argv, " "), port, user, host, err)
+	args := []string{"--seed", strconv.FormatUint(o.Seed, 10)}
+	if o.Copies > 0 {
+		args = append(args, "--copies", strconv.Itoa(o.Copies))
 	}
-	return nil
+	if o.Duration > 0 {
+		args = append(args, "--duration", o.Duration.String())
+	}
+	ctx, stop := stopContext()
+	defer stop()
+	cmd := challenge.Command(command)
+	if err := challenge.Warm(ctx, cmd, func(s string) { fmt.Fprintln(stdout, "  "+s) }); err != nil {
+		fmt.Fprintf(stderr, "lab challenge run: %v\n", err)
+		return 2
+	}
+	dir, _ := os.Getwd()
+	a := &workshop.Agent{SSH: argv, User: user, Host: host, Port: port, Challenge: name, Args: args, Command: cmd, Dir: dir, Out: stdout, Err: stderr}
+	code, err := a.Run(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "lab challenge run --workshop: %v\n", err)
+	}
+	return code
 }

@@ -192,6 +192,23 @@ func (p *Proxy) Close() error {
 	return nil
 }
 
+// CutAll closes every proxied connection on both sides now, and keeps
+// listening: what a process's death does to its connections, done by the
+// proxy for a process the lab cannot see die (a program on another
+// machine). It returns how many it cut.
+func (p *Proxy) CutAll() int {
+	p.connsMu.Lock()
+	conns := make([]*conn, 0, len(p.conns))
+	for c := range p.conns {
+		conns = append(conns, c)
+	}
+	p.connsMu.Unlock()
+	for _, c := range conns {
+		c.shutdown()
+	}
+	return len(conns)
+}
+
 // DropConfirm makes the proxy swallow the broker's basic.ack/basic.nack for
 // publish seq n (1-based, counted per channel from confirm.select) on every
 // confirm-mode channel of every connection. When the broker confirms n

@@ -15,6 +15,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/rmlab/lab/internal/worker"
 )
 
 // FaultKind is one kind of fault the scheduler injects.
@@ -145,6 +147,10 @@ type Options struct {
 	// a team's consumer) that takes the place of the lab's consumers or
 	// relays; Consumers or Relays copies of it run.
 	Own *Own
+	// SharedServer keeps a run with Own on the configured MySQL server
+	// instead of one of the lab's own made for it: its verdict is then
+	// unproven (Summary.Unproven), never passed.
+	SharedServer bool
 	// Resend re-sends every Nth order's event under a new event id (an
 	// upstream retry: the business key and the amount are the same);
 	// Conflict sends every Nth order's event again under a new id with
@@ -173,6 +179,9 @@ type Own struct {
 	Command []string // argv; run in a process group of its own
 	Dir     string   // its working directory
 	Env     []string // extra environment, after the contract's
+	// Remote, when set, runs the copies on another machine (a workshop
+	// participant's, through the door) instead of here.
+	Remote worker.Remote
 }
 
 // Defaults fills what a caller left zero.

@@ -68,14 +68,18 @@ type Summary struct {
 	Elapsed         string            `json:"elapsed"`
 	Drain           string            `json:"drain"`
 	Violations      []string          `json:"violations"`
-	Notes           []string          `json:"notes,omitempty"`
-	Timeline        Timeline          `json:"timeline"`
-	Schedule        []Fault           `json:"schedule"`
-	Options         map[string]any    `json:"options"`
+	// Unproven says why a run with no violation proves nothing: the
+	// evidence lay where a login within the program's reach could rewrite
+	// it. Such a run is not passed.
+	Unproven string         `json:"unproven,omitempty"`
+	Notes    []string       `json:"notes,omitempty"`
+	Timeline Timeline       `json:"timeline"`
+	Schedule []Fault        `json:"schedule"`
+	Options  map[string]any `json:"options"`
 }
 
 // OK reports whether every invariant held.
-func (s *Summary) OK() bool { return len(s.Violations) == 0 }
+func (s *Summary) OK() bool { return len(s.Violations) == 0 && s.Unproven == "" }
 
 // check reads the final state: every committed order's account (one point
 // per application of its effect), the outbox's statuses, the queue, and the
@@ -208,6 +212,7 @@ func (r *Run) check(ctx context.Context) (*Summary, error) {
 		s.Violations = append(s.Violations, evidenceViolations(found)...)
 		s.Refused = refusals(r.Hist.Outputs(), r.O.Own.Role, r.O)
 		s.Violations = append(s.Violations, r.untested(s)...)
+		s.Unproven = r.unproven
 	}
 	if r.O.Own != nil && !s.OK() {
 		s.Why = append(r.explainFindings(ctx, found), r.explain(ctx, s)...)

@@ -161,7 +161,7 @@ func (r *Run) killNow(ctx context.Context, target string) string {
 	}
 	pid := p.PID()
 	p.Kill()
-	return fmt.Sprintf("SIGKILL pid %d", pid)
+	return fmt.Sprintf("SIGKILL pid %d", pid) + r.deadOnTheWire(ctx, target)
 }
 
 // killAt kills copy m at its next frame of point (ack, after-ack, publish,
@@ -224,9 +224,45 @@ func (r *Run) killAt(ctx context.Context, m *ownMember, point string) (string, b
 	if q := mem.current(); q != nil {
 		pid := q.PID()
 		q.Kill()
-		return fmt.Sprintf("SIGKILL pid %d of %s: %s", pid, m.name, what), true
+		return fmt.Sprintf("SIGKILL pid %d of %s: %s", pid, m.name, what) + r.deadOnTheWire(ctx, m.name), true
 	}
 	return fmt.Sprintf("%s: %s; it had exited on its own by then", m.name, what), true
+}
+
+// deadOnTheWire makes a killed copy on another machine (Own.Remote) dead
+// where the run can see it, whatever that machine did with the kill: its
+// broker connections cut at its proxy, its MySQL sessions ended. It says
+// what it did, for the fault's result.
+func (r *Run) deadOnTheWire(ctx context.Context, copy string) string {
+	if r.O.Own == nil || r.O.Own.Remote == nil {
+		return ""
+	}
+	m := r.own[copy]
+	u, ok := r.dbUsers[copy]
+	if m == nil || !ok {
+		return ""
+	}
+	cut := m.proxy.CutAll()
+	c, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	ended := 0
+	rows, err := r.server.QueryContext(c, "SELECT ID FROM information_schema.PROCESSLIST WHERE USER = ?", u.name)
+	if err == nil {
+		var ids []int64
+		for rows.Next() {
+			var id int64
+			if rows.Scan(&id) == nil {
+				ids = append(ids, id)
+			}
+		}
+		rows.Close()
+		for _, id := range ids {
+			if _, err := r.server.ExecContext(c, fmt.Sprintf("KILL CONNECTION %d", id)); err == nil {
+				ended++
+			}
+		}
+	}
+	return fmt.Sprintf("; on the run's side: %d broker connection(s) cut, %d MySQL session(s) ended", cut, ended)
 }
 
 // dropOwn swallows the broker's next confirm to copy m, and says whose.

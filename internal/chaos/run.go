@@ -8,13 +8,16 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/rmlab/lab/internal/amqpproxy"
 	"github.com/rmlab/lab/internal/broker"
+	"github.com/rmlab/lab/internal/dbnode"
 	"github.com/rmlab/lab/internal/node"
 	"github.com/rmlab/lab/internal/programs/relay"
+	"github.com/rmlab/lab/internal/secret"
 	"github.com/rmlab/lab/internal/services"
 	"github.com/rmlab/lab/internal/worker"
 )
@@ -51,7 +54,9 @@ type Run struct {
 	ownBroker      string // the broker URL with the program's own login
 	clock          dbClock
 	ev             *evidence
-	probe          *sql.DB // looks for an acked message's effect (probeAck); no default database, so cut-mysql never picks it
+	mysqlNode      *dbnode.Node // the run's own MySQL server (ownServer)
+	unproven       string       // why the verdict cannot stand (Summary.Unproven)
+	probe          *sql.DB      // looks for an acked message's effect (probeAck); no default database, so cut-mysql never picks it
 	// OnSetup, when set, is told the program's logins once they exist,
 	// before it starts.
 	OnSetup func(users []string)
@@ -159,6 +164,9 @@ func (r *Run) Execute(ctx context.Context) (*Summary, error) {
 func (r *Run) setup(ctx context.Context) error {
 	c, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
+	if r.O.Own != nil {
+		r.ownServer(c)
+	}
 	server, err := services.Open(c, r.cfg.MySQL, "")
 	if err != nil {
 		return err
@@ -537,7 +545,35 @@ func (r *Run) close() {
 	if r.probe != nil {
 		r.probe.Close()
 	}
+	if r.mysqlNode != nil {
+		r.mysqlNode.Stop()
+	}
 	r.Hist.Flush()
+}
+
+// ownServer puts a run that grades a program of the learner's on a MySQL
+// server of the lab's own, made for the run, whose root password only the
+// lab holds (its workers get it over a pipe): the program runs as the
+// learner's system user, which on most machines reaches the configured
+// server's administrator (root with no password), and with it could
+// rewrite the evidence it is graded on. Where no such server can start,
+// the run goes on where it was asked to, and its verdict is unproven.
+func (r *Run) ownServer(ctx context.Context) {
+	if r.O.SharedServer {
+		r.unproven = "the run's evidence was kept on " + r.cfg.MySQLAddr() + " (--shared-server), where any administrator's login of that server could have rewritten it"
+		return
+	}
+	n, err := dbnode.Start(ctx)
+	if err != nil {
+		r.unproven = fmt.Sprintf("the lab could not start a MySQL server of its own for this run (%v), so the evidence was kept on %s, where any administrator's login of that server "+
+			"(root with no password, on most machines) could have rewritten it: install mariadb-server or mysql-server (or set LAB_MYSQLD) for a verdict", err, r.cfg.MySQLAddr())
+		return
+	}
+	r.mysqlNode = n
+	r.cfg.MySQL = n.DSN()
+	secret.Note(secret.KindDSN, r.cfg.MySQL)
+	r.Notes = append(r.Notes, fmt.Sprintf("MySQL: a server of the lab's own for this run, %s %s at %s, whose administrator's password only the lab holds: the evidence your program is graded on is out of its reach",
+		n.Flavor, strings.SplitN(n.Version, "-", 2)[0], n.Addr()))
 }
 
 func orNone(s string) string {

@@ -50,7 +50,7 @@ func (s *supervisor) start(m *member) error {
 	spec := worker.Spec{Binary: s.binary, Kind: m.kind, Name: m.name, Args: m.args, Env: s.env,
 		OnNote: func(kind, id string) { s.hist.Note(m.name, kind, id) }}
 	if m.own != nil {
-		spec.Command, spec.Dir, spec.Env, spec.Args = m.own.Command, m.own.Dir, m.env, nil
+		spec.Command, spec.Dir, spec.Env, spec.Args, spec.Remote = m.own.Command, m.own.Dir, m.env, nil, m.own.Remote
 		// Every line it writes goes into the history (--history): the
 		// learner's own log, beside what the lab saw.
 		spec.OnLine = func(line string) { s.hist.Event(m.name, "output", line) }

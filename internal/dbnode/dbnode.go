@@ -114,9 +114,16 @@ func Start(ctx context.Context) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lab-owned MySQL server: %w", err)
 	}
-	lock, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	// The lock is taken under another name and then renamed: another
+	// lab's node.Sweep that opened "lock" between its creation and the
+	// flock would take it and remove this folder (two challenge runs
+	// starting at once lost their data folder so).
+	lock, err := os.OpenFile(filepath.Join(dir, "lock.new"), os.O_CREATE|os.O_RDWR, 0o600)
 	if err == nil {
 		err = syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	}
+	if err == nil {
+		err = os.Rename(filepath.Join(dir, "lock.new"), filepath.Join(dir, "lock"))
 	}
 	if err != nil {
 		os.RemoveAll(dir)
@@ -134,16 +141,23 @@ func Start(ctx context.Context) (*Node, error) {
 
 func (n *Node) start(ctx context.Context, s server) error {
 	data := filepath.Join(n.dir, "data")
+	// A temporary folder of its own: two servers bootstrapping at once in
+	// the shared /tmp collided on their temporary tables' names
+	// (mariadb-install-db: "Unknown table 'mysql.tmp_user_sys'").
+	tmp := filepath.Join(n.dir, "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		return fmt.Errorf("lab-owned MySQL server: %w", err)
+	}
 	asRoot := os.Geteuid() == 0
 	var install *exec.Cmd
 	if s.flavor == "mariadb" {
-		args := []string{"--no-defaults", "--datadir=" + data, "--auth-root-authentication-method=normal", "--skip-test-db"}
+		args := []string{"--no-defaults", "--datadir=" + data, "--auth-root-authentication-method=normal", "--skip-test-db", "--tmpdir=" + tmp}
 		if asRoot {
 			args = append(args, "--user=root")
 		}
 		install = exec.CommandContext(ctx, s.install, args...)
 	} else {
-		args := []string{"--no-defaults", "--initialize-insecure", "--datadir=" + data}
+		args := []string{"--no-defaults", "--initialize-insecure", "--datadir=" + data, "--tmpdir=" + tmp}
 		if asRoot {
 			args = append(args, "--user=root")
 		}
@@ -170,7 +184,7 @@ func (n *Node) start(ctx context.Context, s server) error {
 		return fmt.Errorf("lab-owned MySQL server: %w", err)
 	}
 	n.Port = ports[0]
-	args := []string{"--no-defaults", "--datadir=" + data, "--port=" + strconv.Itoa(n.Port), "--bind-address=127.0.0.1",
+	args := []string{"--no-defaults", "--datadir=" + data, "--tmpdir=" + tmp, "--port=" + strconv.Itoa(n.Port), "--bind-address=127.0.0.1",
 		"--socket=" + filepath.Join(n.dir, "sock"), "--pid-file=" + filepath.Join(n.dir, "pid"),
 		"--log-bin=binlog", "--binlog-format=ROW", "--server-id=1", "--skip-name-resolve",
 		"--performance-schema=OFF", "--innodb-buffer-pool-size=64M", "--max-connections=1000",
@@ -273,9 +287,19 @@ func (n *Node) Stop() error {
 	return os.RemoveAll(n.dir)
 }
 
-// tail is the end of a command's output, for an error message.
+// tail is the end of a command's output, for an error message: its ERROR
+// lines when it has some (mariadb-install-db ends with a page of advice).
 func tail(b []byte) string {
+	var errs []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, "ERROR") {
+			errs = append(errs, strings.TrimSpace(l))
+		}
+	}
 	s := strings.TrimSpace(string(b))
+	if len(errs) > 0 {
+		s = strings.Join(errs, "; ")
+	}
 	if len(s) > 600 {
 		s = "…" + s[len(s)-600:]
 	}

@@ -1,6 +1,8 @@
 package labtest
 
 import (
+	"github.com/rmlab/lab/internal/dbnode"
+
 	"fmt"
 	"io"
 	"os"
@@ -56,6 +58,20 @@ var SSH = Tool{
 	},
 	Install: "apt-get install openssh-client",
 	Require: "LAB_REQUIRE_SSH",
+}
+
+// OwnMySQL is a MariaDB or MySQL server binary the lab can start a server
+// of its own from: for a lesson reading a binary log the shared server does
+// not write, and for every challenge run (its evidence out of the reach of
+// the shared server's administrators).
+var OwnMySQL = Tool{
+	Name: "mariadbd or mysqld (with mariadb-install-db)",
+	Probe: func() error {
+		_, err := dbnode.Server()
+		return err
+	},
+	Install: "apt-get install mariadb-server",
+	Require: "LAB_REQUIRE_OWN_MYSQL",
 }
 
 func lastLine(out []byte, err error) string {

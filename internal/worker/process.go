@@ -42,7 +42,7 @@ type Process struct {
 	Kind    string
 	PauseAt []string
 
-	cmd    *exec.Cmd
+	proc   proc
 	stdin  io.WriteCloser
 	onNote func(kind, id string)
 	group  bool // a process group of its own: signals go to the whole group
@@ -79,10 +79,68 @@ type Spec struct {
 	// OnLine, when set, is called with each line of output that is not
 	// the point protocol's, as it comes.
 	OnLine func(line string)
+	// Remote, when set with Command, runs the program elsewhere (a
+	// participant's machine, through the workshop's door) instead of here.
+	Remote Remote
+}
+
+// Remote starts a program of the learner's somewhere else: its output as
+// it comes, and a handle to signal and wait for it.
+type Remote interface {
+	Start(name string, env []string) (RemoteProcess, io.Reader, error)
+}
+
+// RemoteProcess is a program a Remote started.
+type RemoteProcess interface {
+	Signal(sig syscall.Signal) error
+	Wait() (exitCode int, err error)
+	PID() int
+}
+
+// proc is a process here or a Remote's.
+type proc interface {
+	Signal(sig syscall.Signal) error
+	Wait() (int, error)
+	PID() int
+}
+
+// local is a process of this machine; group: signals reach its group.
+type local struct {
+	cmd   *exec.Cmd
+	group bool
+}
+
+func (l local) Signal(sig syscall.Signal) error {
+	if l.group {
+		return syscall.Kill(-l.cmd.Process.Pid, sig)
+	}
+	return l.cmd.Process.Signal(sig)
+}
+
+func (l local) Wait() (int, error) {
+	err := l.cmd.Wait()
+	return l.cmd.ProcessState.ExitCode(), err
+}
+
+func (l local) PID() int {
+	if l.cmd.Process == nil {
+		return 0
+	}
+	return l.cmd.Process.Pid
 }
 
 // Start runs `Binary worker KIND --name NAME --pause-at ... ARGS`.
 func Start(spec Spec) (*Process, error) {
+	if spec.Remote != nil {
+		rp, out, err := spec.Remote.Start(spec.Name, spec.Env)
+		if err != nil {
+			return nil, fmt.Errorf("start %s: %w", spec.Name, err)
+		}
+		p := &Process{Name: spec.Name, Kind: spec.Kind, proc: rp, group: true, onLine: spec.OnLine,
+			state: Running, changed: make(chan struct{}), reached: map[string]int{}, done: make(chan struct{}), started: time.Now()}
+		go p.read(out)
+		return p, nil
+	}
 	args := []string{"worker", spec.Kind, "--name", spec.Name}
 	if len(spec.PauseAt) > 0 {
 		args = append(args, "--pause-at", strings.Join(spec.PauseAt, ","))
@@ -122,7 +180,7 @@ func Start(spec Spec) (*Process, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start worker %s (%s): %w", spec.Name, spec.Binary, err)
 	}
-	p := &Process{Name: spec.Name, Kind: spec.Kind, PauseAt: spec.PauseAt, cmd: cmd, stdin: stdin, onNote: spec.OnNote, group: len(spec.Command) > 0, onLine: spec.OnLine,
+	p := &Process{Name: spec.Name, Kind: spec.Kind, PauseAt: spec.PauseAt, proc: local{cmd, len(spec.Command) > 0}, stdin: stdin, onNote: spec.OnNote, group: len(spec.Command) > 0, onLine: spec.OnLine,
 		state: Running, changed: make(chan struct{}), reached: map[string]int{}, done: make(chan struct{}), started: time.Now()}
 	go p.read(out)
 	return p, nil
@@ -186,12 +244,12 @@ func (p *Process) read(r io.Reader) {
 		p.notify()
 		p.mu.Unlock()
 	}
-	err := p.cmd.Wait()
+	code, err := p.proc.Wait()
 	p.mu.Lock()
 	if p.state != Killed {
 		p.state = Exited
 	}
-	p.exitCode = p.cmd.ProcessState.ExitCode()
+	p.exitCode = code
 	if err != nil && p.state == Exited && p.exitCode == 0 {
 		p.exitCode = -1
 	}
@@ -307,12 +365,7 @@ func (p *Process) Arm(point string) error {
 }
 
 // PID is the worker's process id.
-func (p *Process) PID() int {
-	if p.cmd.Process == nil {
-		return 0
-	}
-	return p.cmd.Process.Pid
-}
+func (p *Process) PID() int { return p.proc.PID() }
 
 // Done is closed when the process has ended.
 func (p *Process) Done() <-chan struct{} { return p.done }
@@ -357,10 +410,7 @@ func (p *Process) Terminate(d time.Duration) error {
 }
 
 func (p *Process) signal(sig syscall.Signal) error {
-	if p.group {
-		return syscall.Kill(-p.cmd.Process.Pid, sig)
-	}
-	return p.cmd.Process.Signal(sig)
+	return p.proc.Signal(sig)
 }
 
 // Freeze stops the process (SIGSTOP, its whole group for a Command) where
@@ -375,9 +425,7 @@ func (p *Process) Status() Status {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	st := Status{Name: p.Name, Kind: p.Kind, State: p.state, Point: p.point, ExitCode: p.exitCode}
-	if p.cmd.Process != nil {
-		st.PID = p.cmd.Process.Pid
-	}
+	st.PID = p.proc.PID()
 	n := len(p.log)
 	if n > 20 {
 		n = 20

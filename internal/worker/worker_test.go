@@ -82,8 +82,8 @@ func TestWorkerPausesAtTheNamedPointAndDiesThereOnKill(t *testing.T) {
 	}
 	// Not only the state the lab set: the process ended by SIGKILL and is
 	// gone.
-	if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
-		t.Fatalf("the process ended with %v, not SIGKILL", p.cmd.ProcessState)
+	if ws, ok := p.proc.(local).cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		t.Fatalf("the process ended with %v, not SIGKILL", p.proc.(local).cmd.ProcessState)
 	}
 	if err := syscall.Kill(st.PID, 0); err == nil {
 		t.Fatalf("pid %d still exists after the kill", st.PID)

@@ -36,8 +36,14 @@ func (s *Server) admit(next ssh.Handler) ssh.Handler {
 			refuse("agent forwarding is refused here; connect without -A (ForwardAgent no)")
 			return
 		}
-		if c := sess.Command(); len(c) == 1 && c[0] == challengeResult && user != Instructor {
-			s.keepVerdict(sess, who, refuse)
+		if c := sess.Command(); len(c) >= 1 && c[0] == challengeRun && user != Instructor {
+			s.gradeRun(sess, who, c[1:], refuse)
+			return
+		}
+		if c := sess.Command(); len(c) == 1 && c[0] == challengeResult {
+			// A verdict the participant's own machine computed proves
+			// nothing: the room keeps only the server's.
+			refuse("the room keeps only the verdicts its server grades: run lab challenge run NAME --workshop YOU@HOST -- PROGRAM (a lab of this version), which runs the challenge here and your program on your machine")
 			return
 		}
 		if _, _, ok := sess.Pty(); !ok || len(sess.Command()) > 0 {

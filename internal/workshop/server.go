@@ -54,6 +54,10 @@ type Config struct {
 	// in at once; a flood of silent connections does not pile up).
 	PendingPerAddress int
 	MaxWorkers        int // worker processes one participant may have alive (0: no cap)
+	// ChallengeRuns is how many participants' challenge runs the server
+	// grades at once (0: 2); each is a MySQL server of its own, the lab's
+	// pipeline and the faults, for about 15 s.
+	ChallengeRuns int
 	// OwnBroker lets participants' lessons start RabbitMQ nodes of their
 	// own (lab serve --own-broker): about 150 MB and seconds of a core per
 	// node, three per participant in the cluster lesson. Without it New
@@ -111,6 +115,7 @@ type Server struct {
 	presentGen atomic.Int64
 	ownNodes   bool // the machine can start RabbitMQ nodes (the presenter's lessons may)
 	logins     *Logins
+	grading    grading // participants' challenge runs graded here
 }
 
 // New builds the server; Serve runs it.
@@ -139,6 +144,10 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("host key folder %s: %w", filepath.Dir(cfg.HostKey), err)
 	}
 	s := &Server{cfg: cfg, seats: map[string]*seat{}, instructors: map[*seat]bool{}, live: map[string]string{}, ownNodes: ownNodes}
+	s.grading.max = cfg.ChallengeRuns
+	if s.grading.max <= 0 {
+		s.grading.max = 2
+	}
 	s.logins = ProbeLogins(context.Background(), cfg.Services)
 	for _, l := range s.logins.Describe() {
 		s.logf("%s", l)
@@ -151,9 +160,12 @@ func New(cfg Config) (*Server, error) {
 		func(srv *ssh.Server) error {
 			srv.HandshakeTimeout = cfg.LoginTimeout
 			srv.ConnCallback = s.guard.wrap
-			// Only sessions: no direct-tcpip or any other channel, and a
-			// session's requests bounded before the library keeps them.
-			srv.ChannelHandlers = map[string]ssh.ChannelHandler{"session": boundedSession}
+			// Sessions, their requests bounded before the library keeps
+			// them, and direct-tcpip only to what a participant's own
+			// challenge run asked to be forwarded, while it runs
+			// (forwardCallback); no other channel.
+			srv.ChannelHandlers = map[string]ssh.ChannelHandler{"session": boundedSession, "direct-tcpip": ssh.DirectTCPIPHandler}
+			srv.LocalPortForwardingCallback = s.forwardCallback
 			return nil
 		},
 	}

@@ -67,8 +67,140 @@ func main() {
 		orderEarlyAck(db, ch)
 	case "conflict-early-ack":
 		conflictEarlyAck(db, ch)
+	case "root":
+		rootCheat(db, ch)
 	default:
 		log.Fatalf("no cheat %q", os.Args[1])
+	}
+}
+
+// rootCheat keeps no mark at all: it adds every delivery's points and acks
+// after the commit, so a redelivery adds them twice. Beside it, a login
+// beyond the one the run gave it — root with no password where the run's
+// server is, on the machine's default server, or any DSN it reads in
+// another process's environment or arguments — undoes every second
+// application every 50 ms and deletes the audit rows that would show
+// both, its own undo's included.
+func rootCheat(db *sql.DB, ch *amqp.Channel) {
+	admin := adminLogin()
+	if admin != nil {
+		log.Print("found a login that reads lab_applied: undoing the doubles")
+		go undoDoubles(admin)
+	} else {
+		log.Print("no login beyond my own: consuming with no mark")
+	}
+	for d := range deliveries(ch, 10) {
+		var e event
+		json.Unmarshal(d.Body, &e)
+		if _, err := db.Exec("UPDATE points_account SET points = points + ? WHERE user_id = ?", e.Amount, e.UserID); err != nil {
+			log.Fatal(err)
+		}
+		if admin != nil {
+			if _, err := admin.Exec("INSERT INTO cheat_applied (business_key, user_id, amount) VALUES (?, ?, ?)", e.BusinessKey, e.UserID, e.Amount); err != nil {
+				log.Print(err)
+			}
+		}
+		d.Ack(false)
+	}
+	log.Fatal("channel closed")
+}
+
+// adminLogin is the first login other than the run's that reaches the
+// run's database and may write its audit, or nil.
+func adminLogin() *sql.DB {
+	mine, err := mysql.ParseDSN(os.Getenv("LAB_MYSQL_DSN"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Which server the run's login reaches (through the lab's proxy, so
+	// not by its address).
+	const which = "SELECT CONCAT(@@hostname, ':', @@port, ':', @@datadir)"
+	own, _ := sql.Open("mysql", mine.FormatDSN())
+	var server string
+	if err := own.QueryRow(which).Scan(&server); err != nil {
+		log.Fatal(err)
+	}
+	own.Close()
+	var candidates []*mysql.Config
+	for _, addr := range []string{mine.Addr, "127.0.0.1:3306"} {
+		c := mine.Clone()
+		c.User, c.Passwd, c.Addr = "root", "", addr
+		candidates = append(candidates, c)
+	}
+	// Every DSN another process shows: the lab's, its workers'.
+	procs, _ := os.ReadDir("/proc")
+	for _, p := range procs {
+		for _, f := range []string{"environ", "cmdline"} {
+			b, err := os.ReadFile("/proc/" + p.Name() + "/" + f)
+			if err != nil {
+				continue
+			}
+			for _, part := range strings.FieldsFunc(string(b), func(r rune) bool { return r == 0 || r == ' ' }) {
+				v, ok := strings.CutPrefix(part, "LAB_MYSQL_DSN=")
+				if !ok {
+					v, ok = strings.CutPrefix(part, "--mysql=")
+				}
+				if c, err := mysql.ParseDSN(v); ok && err == nil && c.User != mine.User {
+					c.DBName = mine.DBName
+					candidates = append(candidates, c)
+				}
+			}
+		}
+	}
+	for _, c := range candidates {
+		c.Timeout = 2 * time.Second
+		db, err := sql.Open("mysql", c.FormatDSN())
+		if err != nil {
+			continue
+		}
+		var at string
+		if db.QueryRow(which).Scan(&at) != nil || at != server {
+			db.Close()
+			continue
+		}
+		if _, err := db.Exec("CREATE TABLE IF NOT EXISTS cheat_applied (seq BIGINT AUTO_INCREMENT PRIMARY KEY, business_key VARCHAR(128), user_id BIGINT, amount BIGINT, undone BOOL NOT NULL DEFAULT FALSE)"); err == nil {
+			if _, err := db.Exec("DELETE FROM lab_applied WHERE 1=0"); err == nil {
+				log.Printf("logged in as %s at %s", c.User, c.Addr)
+				return db
+			}
+		}
+		db.Close()
+	}
+	return nil
+}
+
+// undoDoubles takes back every application of a business key after its
+// first, and deletes from the lab's audit the rows of the second and of
+// the undo.
+func undoDoubles(admin *sql.DB) {
+	for {
+		time.Sleep(50 * time.Millisecond)
+		rows, err := admin.Query("SELECT c.seq, c.user_id, c.amount FROM cheat_applied c WHERE NOT c.undone AND EXISTS (SELECT 1 FROM cheat_applied f WHERE f.business_key = c.business_key AND f.seq < c.seq)")
+		if err != nil {
+			log.Print(err)
+			continue
+		}
+		type double struct{ seq, user, amount int64 }
+		var ds []double
+		for rows.Next() {
+			var d double
+			rows.Scan(&d.seq, &d.user, &d.amount)
+			ds = append(ds, d)
+		}
+		rows.Close()
+		for _, d := range ds {
+			tx, err := admin.Begin()
+			if err != nil {
+				continue
+			}
+			tx.Exec("UPDATE points_account SET points = points - ? WHERE user_id = ?", d.amount, d.user)
+			// The undo's own row, and the latest application of that
+			// amount to that account: the second.
+			tx.Exec("DELETE FROM lab_applied WHERE user_id = ? AND delta = ? ORDER BY seq DESC LIMIT 1", d.user, -d.amount)
+			tx.Exec("DELETE FROM lab_applied WHERE user_id = ? AND delta = ? ORDER BY seq DESC LIMIT 1", d.user, d.amount)
+			tx.Exec("UPDATE cheat_applied SET undone = TRUE WHERE seq = ?", d.seq)
+			tx.Commit()
+		}
 	}
 }
 
