@@ -425,6 +425,16 @@ func (a *App) move(d int) {
 	a.lesson.Scroll(d)
 }
 
+// nextLessonID is the lesson after id in the list ("" for the last).
+func (a *App) nextLessonID(id string) string {
+	for i, l := range a.list.lessons {
+		if l.ID == id && i+1 < len(a.list.lessons) {
+			return a.list.lessons[i+1].ID
+		}
+	}
+	return ""
+}
+
 // open shows lesson id, starting a new run unless it is already open. A
 // lesson with progress offers to resume (its steps re-run up to where the
 // learner was, with the same choices and replay's short waits) or to start
@@ -442,7 +452,11 @@ func (a *App) open(id string) tea.Cmd {
 	}
 	cmds := a.newSession(l)
 	s := a.sess
-	if lp := a.c.progress.Lessons[id]; lp != nil && lp.Step > 0 && len(s.steps) > 0 {
+	if lp := a.c.progress.Lessons[id]; lp != nil && lp.Done && len(s.steps) > 0 {
+		// A finished lesson says so: enter opens the next, r starts over;
+		// "resume" would re-run every step for nothing.
+		s.finished = true
+	} else if lp != nil && lp.Step > 0 && len(s.steps) > 0 {
 		s.offer = min(lp.Step, len(s.steps))
 		for k, v := range lp.Choices {
 			s.run.Choices[k] = v
@@ -479,6 +493,7 @@ func (a *App) newSession(l *lab.Lesson) []tea.Cmd {
 	a.lesson.Set(a.current(), s)
 	a.panels.ledger.Set(nil)
 	a.panels.showsChaos = hasChaos(l)
+	a.panels.lessonOpened(l)
 	cmds = append(cmds, a.panels.tables.Restart(l, s.run), a.panels.chaos.Restart(s.run), a.panels.queues.Restart(l, s.run), a.panels.workers.Restart(s))
 	a.relayout() // the queue panel's height depends on the lesson
 	return cmds
@@ -513,6 +528,9 @@ func (a *App) advance() tea.Cmd {
 // runStep starts step next as a command; keys keep working meanwhile.
 func (a *App) runStep() tea.Cmd {
 	a.panels.tables.MarkStep()
+	if l := a.find(a.sess.lessonID); l != nil {
+		a.panels.tables.focus = namedValues(l, a.sess.steps[a.sess.next])
+	}
 	cmd := a.sess.start()
 	a.lesson.spin = a.spin.View()
 	a.lesson.Rebuild()
@@ -537,6 +555,13 @@ func (a *App) runNext() tea.Cmd {
 	s := a.sess
 	if s != nil && s.offer > 0 && !s.running {
 		return a.resume()
+	}
+	if s != nil && s.finished && !s.running && s.next == 0 {
+		if next := a.nextLessonID(s.lessonID); next != "" {
+			return a.open(next)
+		}
+		a.setStatus(a.c.t().LessonComplete, false)
+		return nil
 	}
 	switch {
 	case s == nil:

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"encoding/json"
 	"image/color"
 	"os"
 	"path/filepath"
@@ -65,9 +66,10 @@ func TestKeysStillWorkWhileAStepRuns(t *testing.T) {
 	if !a.sess.running {
 		t.Fatal("enter did not start the step")
 	}
+	before := a.panels.active
 	d.press("tab")
 	d.press("?")
-	if a.panels.active != panelQueues || !a.showHelp {
+	if a.panels.active != (before+1)%panelCount || !a.showHelp {
 		t.Fatalf("keys were not handled while the step ran (panel %d, help %v)", a.panels.active, a.showHelp)
 	}
 	d.press("esc")
@@ -565,5 +567,50 @@ func TestAFailedSaveIsSaidUntilASaveSucceeds(t *testing.T) {
 	a.Update(progressSavedMsg{})
 	if f := plainView(a.footer()); strings.Contains(f, "could not save") {
 		t.Fatalf("the failed save is still said after a save succeeded: %q", f)
+	}
+}
+
+// A lesson finished before says so when reopened, and offers the next
+// lesson and starting over: "resume" would re-run every step for nothing.
+func TestAFinishedLessonSaysDoneAndEnterOpensTheNext(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "progress.json")
+	setEnv(t, progress.Env, path)
+	p := progress.New()
+	p.Lessons["fixture-choice"] = &progress.Lesson{Done: true, Step: 6}
+	b, _ := json.Marshal(p)
+	if err := progress.Write(path, b); err != nil {
+		t.Fatal(err)
+	}
+	a := newTestApp(t, nil, "en", "fixture-choice", 80, 24)
+	d := newDriver(t, a)
+	d.until("the lesson to open", 2*time.Second, idle)
+	v := plainView(a.render())
+	if !strings.Contains(v, "You finished this lesson.") || !strings.Contains(v, "enter: the next lesson") || strings.Contains(v, "resume") {
+		t.Fatalf("a finished lesson reopened:\n%s", v)
+	}
+	want := a.nextLessonID("fixture-choice")
+	if want == "" {
+		t.Fatal("the fixture lessons have none after fixture-choice")
+	}
+	d.press("enter")
+	d.until("the next lesson", 5*time.Second, func(a *App) bool { return a.sess != nil && a.sess.lessonID == want })
+}
+
+// The header never cuts the lesson's number into another one ("lesson 1…"
+// for lesson 11): at every width the number is whole, or not there.
+func TestTheHeaderNeverCutsTheLessonNumber(t *testing.T) {
+	for _, lang := range []string{"en", "zh"} {
+		a := newTestApp(t, nil, lang, "fixture-choice", 100, 30)
+		for w := 20; w <= 100; w++ {
+			a.Update(tea.WindowSizeMsg{Width: w, Height: 24})
+			h := plainView(a.header())
+			if got := displayWidth(h); got != w {
+				t.Errorf("%s at %d columns: the header is %d wide: %q", lang, w, got, h)
+			}
+			word := map[string]string{"en": "lesson 1", "zh": "第 1"}[lang]
+			if i := strings.Index(h, word); i >= 0 && !strings.HasPrefix(h[i:], word+"1") {
+				t.Errorf("%s at %d columns: the number is cut: %q", lang, w, h)
+			}
+		}
 	}
 }

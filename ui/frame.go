@@ -56,7 +56,12 @@ func (a *App) relayout() {
 // read every option whole with two lines of the lesson above (the panels
 // keep at least 3 lines).
 func (a *App) splitLessonH(W, bodyH int) int {
+	// Half on a short terminal (80x24: the panels need their rows, the
+	// queues' line and the verdict's), a bit over half on a taller one.
 	h := max(bodyH*11/20, 6)
+	if bodyH < 30 {
+		h = max(bodyH/2, 6)
+	}
 	if s := a.sess; s != nil && !s.running && (s.pendingChoice() != nil || s.offer > 0) {
 		need := len(a.lesson.action(max(W-2, 1))) + 1 + 2 + 2 // action, rule, two lines of text, borders
 		h = max(h, min(need, bodyH-3))
@@ -118,14 +123,8 @@ func joinH(blocks ...string) string {
 
 func (a *App) header() string {
 	st, t := a.c.st, a.c.t()
-	left := st.Header.Render(" "+t.AppName) + st.Dim.Render(t.LangLabel+a.c.lang)
-	if l := a.current(); l != nil {
-		n := t.LessonN
-		if l.Part == lab.PartChallenges {
-			n = t.ChallengeN
-		}
-		left += st.Dim.Render(fmt.Sprintf(n, l.Number)) + oneLine(l.Title)
-	}
+	app, lang := st.Header.Render(" "+t.AppName), st.Dim.Render(t.LangLabel+a.c.lang)
+	left := app + lang
 	right := st.Dim.Render(t.HelpQuit)
 	if !a.timerUntil.IsZero() {
 		clock := t.TimeUp
@@ -142,6 +141,27 @@ func (a *App) header() string {
 		right = st.Dim.Render(strings.TrimSpace(t.Dismiss)) + "  " + right
 	}
 	room := a.width - displayWidth(right)
+	if l := a.current(); l != nil && a.banner == "" {
+		// The lesson's number is never cut (a cut "lesson 2…" reads as
+		// lesson 2): the title gives way first, then the language, then
+		// the number goes whole.
+		n := t.LessonN
+		if l.Part == lab.PartChallenges {
+			n = t.ChallengeN
+		}
+		label := st.Dim.Render(fmt.Sprintf(n, l.Number))
+		free := room - 1
+		switch {
+		case displayWidth(app+lang+label)+4 <= free:
+			left = app + lang + label + oneLine(l.Title)
+		case displayWidth(app+label)+4 <= free:
+			left = app + label + oneLine(l.Title)
+		case displayWidth(app+label) <= free:
+			left = app + st.Dim.Render(strings.TrimRight(fmt.Sprintf(n, l.Number), ": "))
+		default:
+			left = app
+		}
+	}
 	if a.banner != "" {
 		left = cut(left, max(room-1, 0))
 	}

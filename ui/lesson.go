@@ -397,6 +397,9 @@ func (p *lessonPane) action(w int) []string {
 		out = []string{st.Dim.Render(t.ExplainOnly)}
 	case s == nil:
 		out = []string{st.Dim.Render(t.StartHint)}
+	case s.finished && !s.running && s.next == 0:
+		out = wrapStyled(st.Accent, t.FinishedBefore, w)
+		out = append(out, wrapStyled(st.Dim, t.FinishedHint, w)...)
 	case s.offer > 0:
 		// Both halves of the offer, wrapped, so "r: start over" is whole at
 		// 80 columns.

@@ -103,10 +103,16 @@ func (p *listPane) View() string {
 		if i == p.cursor {
 			cursorLine = len(lines)
 		}
-		open := " "
+		// The cursor is a mark of its own, not only bold: a plain capture
+		// (or a terminal without bold) shows which lesson enter opens.
+		cur, open := " ", " "
+		if i == p.cursor {
+			cur = "*"
+		}
 		if l.ID == p.openID {
 			open = ">"
 		}
+		open = cur + open
 		extra := ""
 		if lp := p.c.progress.Lessons[l.ID]; lp != nil && !lp.Done && lp.Step > 0 {
 			extra = fmt.Sprintf(t.ListStep, lp.Step, len(l.Steps()))

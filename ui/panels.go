@@ -1,9 +1,13 @@
 package ui
 
 import (
+	"fmt"
+	"strconv"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
+
+	lab "github.com/rmlab/lab"
 )
 
 // Panel indexes, in tab order.
@@ -104,7 +108,120 @@ func (p *panelSet) View() string {
 		}
 		return strings.Join(views, "\n") // every panel is exactly p.w wide
 	}
-	return p.tabBar() + "\n" + items[p.active].View()
+	// Folded, the panels not shown still say what matters, a line each
+	// under the one shown: the queues' counts and the ledger's verdict
+	// (at 80x24 a learner sees the step's rows, the queues and the verdict
+	// at once).
+	glance := p.glance()
+	items[p.active].SetSize(p.w, max(p.h-1-len(glance), 3))
+	out := p.tabBar() + "\n" + items[p.active].View()
+	for _, g := range glance {
+		out += "\n" + g
+	}
+	return out
+}
+
+// lessonOpened makes the first panel the lesson has something for the
+// active one: a lesson with no tables opens on its queues.
+func (p *panelSet) lessonOpened(l *lab.Lesson) {
+	if l != nil && len(l.Tables) == 0 && !p.showsChaos && len(l.Queues) > 0 && p.active == panelTables {
+		p.active = panelQueues
+		p.markActive()
+	}
+}
+
+// glance is the folded layout's lines for the queues and the verdict,
+// when their panels are not the one shown.
+func (p *panelSet) glance() []string {
+	var out []string
+	if p.active != panelQueues {
+		if q := p.queues.glance(p.w); q != "" {
+			out = append(out, q)
+		}
+	}
+	if p.active != panelLedger {
+		if l := p.ledger.glance(p.w); l != "" {
+			out = append(out, l)
+		}
+	}
+	if len(out) > max(p.h-1-3, 0) {
+		out = out[:max(p.h-1-3, 0)]
+	}
+	return out
+}
+
+// glance is one line of every queue's counts; what does not fit is
+// counted, never cut silently.
+func (p *queuesPanel) glance(w int) string {
+	st, t := p.c.st, p.c.t()
+	if len(p.names) == 0 {
+		return ""
+	}
+	head := st.Bold.Render(t.Panels[panelQueues] + ": ")
+	switch {
+	case !p.available():
+		return fitLine(head+st.Warn.Render(t.QueuesUnavailable), w)
+	case !p.read:
+		return fitLine(head+st.Dim.Render(t.Reading), w)
+	case p.err != "":
+		return fitLine(head+st.Warn.Render(fmt.Sprintf(t.BrokerErr, p.err)), w)
+	}
+	var parts []string
+	for _, q := range p.stats {
+		switch {
+		case !q.Exists:
+			parts = append(parts, oneLine(q.Name)+" "+t.NotDeclared)
+		case q.Down != "":
+			parts = append(parts, oneLine(q.Name)+" "+t.QueueDown)
+		default:
+			un := "?"
+			if q.Unacked >= 0 {
+				un = strconv.Itoa(q.Unacked)
+			}
+			parts = append(parts, fmt.Sprintf(t.QueueGlance, oneLine(q.Name), q.Ready, un))
+		}
+	}
+	line := head
+	for i, part := range parts {
+		sep := ""
+		if i > 0 {
+			sep = " | "
+		}
+		more := ""
+		if i < len(parts)-1 {
+			more = fmt.Sprintf(t.GlanceMore, len(parts)-i-1)
+		}
+		if displayWidth(line+sep+part+more) > w && i > 0 {
+			return fitLine(line+st.Dim.Render(fmt.Sprintf(t.GlanceMore, len(parts)-i)), w)
+		}
+		line += sep + part
+	}
+	return fitLine(line, w)
+}
+
+// glance is the latest verdict of each variant on one line ("" before
+// any ledger).
+func (p *ledgerPanel) glance(w int) string {
+	st, t := p.c.st, p.c.t()
+	unsafe, _ := p.latest("unsafe")
+	safe, _ := p.latest("safe")
+	if unsafe == nil && safe == nil {
+		return ""
+	}
+	v := func(label string, l *lab.Ledger) string {
+		if l == nil {
+			return label + " -"
+		}
+		shown := l.Verdict()
+		if s, ok := t.Verdicts[shown]; ok {
+			shown = s
+		}
+		if l.Verdict() == "applied once" {
+			return label + " " + st.VerdictOK.Render(shown)
+		}
+		return label + " " + st.VerdictBad.Render(shown)
+	}
+	return fitLine(st.Bold.Render(t.Panels[panelLedger]+": ")+v(t.LedgerUnsafe, unsafe)+" | "+v(t.LedgerSafe, safe), w)
 }
 
 // tabBar is "[Tables] Queues Workers Ledger  (tab)" in plain ASCII.

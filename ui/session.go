@@ -42,6 +42,9 @@ type session struct {
 	// answer: enter resumes (re-runs the steps done, with replay's short
 	// waits), r starts over. 0: nothing offered.
 	offer int
+	// finished: the reopened lesson was done before; nothing runs until
+	// the learner takes the next lesson (enter) or starts over (r).
+	finished bool
 	// resumeTo is where the learner had got to when this resume began: the
 	// saved progress never falls below it while the re-run is on its way,
 	// so quitting (or a step failing) during a re-run loses no progress.

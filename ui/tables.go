@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -59,6 +61,10 @@ type tablesPanel struct {
 	data   []tableData
 	// base is each table's rows (joined) when the last step started.
 	base map[string]map[string]bool
+	// focus are the values the text around the running step names
+	// (`order:43:paid`): a row holding one is kept in view before a
+	// changed one.
+	focus []string
 }
 
 func newTablesPanel(c *common) *tablesPanel { return &tablesPanel{c: c} }
@@ -199,21 +205,24 @@ func (p *tablesPanel) View() string {
 func (p *tablesPanel) render(h int) []string {
 	n := len(p.data)
 	share := make([]int, n)
+	// A short pane (80x24) drops the blank line between tables before it
+	// drops a row: the rows are what the step is about.
+	gaps := 2*n+(n-1)+n <= h
+	gapOf := func(i int) int {
+		if gaps {
+			return gap(i, n)
+		}
+		return 0
+	}
 	left := h
-	for i, t := range p.data {
-		share[i] = 2 // title, header
-		if t.err != "" {
-			share[i] = 2 // title, error
-		}
-		if i < n-1 {
-			share[i]++ // the gap before the next table
-		}
+	for i := range p.data {
+		share[i] = 2 + gapOf(i) // title, header (or error), the gap before the next
 		left -= share[i]
 	}
 	for given := true; left > 0 && given; {
 		given = false
 		for i, t := range p.data {
-			if left > 0 && t.err == "" && share[i]-2-gap(i, n) < len(t.rows) {
+			if left > 0 && t.err == "" && share[i]-2-gapOf(i) < len(t.rows) {
 				share[i]++
 				left--
 				given = true
@@ -222,13 +231,58 @@ func (p *tablesPanel) render(h int) []string {
 	}
 	var out []string
 	for i, t := range p.data {
-		out = append(out, p.renderTable(t, share[i]-gap(i, n))...)
-		if gap(i, n) == 1 {
+		out = append(out, p.renderTable(t, share[i]-gapOf(i))...)
+		if gapOf(i) == 1 {
 			out = append(out, "")
 		}
 	}
 	return out
 }
+
+// names reports whether a row holds one of the values.
+func names(row, values []string) bool {
+	for _, c := range row {
+		for _, v := range values {
+			if c == v {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// namedValues are the values in backticks of the prose around step st
+// (the paragraphs before it, back to the previous step, and after it, up
+// to the next): what the text says the step is about, as a row's cell
+// would hold it (one word, no SQL).
+func namedValues(l *lab.Lesson, st *lab.Step) []string {
+	at := -1
+	for i := range l.Blocks {
+		if l.Blocks[i].Step == st {
+			at = i
+		}
+	}
+	if at < 0 {
+		return nil
+	}
+	var prose []string
+	for i := at - 1; i >= 0 && l.Blocks[i].Step == nil; i-- {
+		prose = append(prose, l.Blocks[i].Prose)
+	}
+	for i := at + 1; i < len(l.Blocks) && l.Blocks[i].Step == nil; i++ {
+		prose = append(prose, l.Blocks[i].Prose)
+	}
+	var out []string
+	for _, m := range codeSpan.FindAllStringSubmatch(strings.Join(prose, "\n"), -1) {
+		v := m[1]
+		if len(v) >= 3 && len(v) <= 64 && !strings.ContainsAny(v, " (),;=") && !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+var codeSpan = regexp.MustCompile("`([^`\n]+)`")
 
 // gap is 1 for every table but the last.
 func gap(i, n int) int {
@@ -253,12 +307,18 @@ func (p *tablesPanel) renderTable(t tableData, h int) []string {
 	base, haveBase := p.base[t.title]
 	key := func(r []string) string { return strings.Join(r, "\x1f") }
 	cur := map[string]bool{}
-	first := -1 // first changed row
+	first, named := -1, -1 // first changed row, first row the text names
 	for i, r := range t.rows {
 		cur[key(r)] = true
 		if haveBase && !base[key(r)] && first < 0 {
 			first = i
 		}
+		if named < 0 && names(r, p.focus) {
+			named = i
+		}
+	}
+	if named >= 0 {
+		first = named
 	}
 	gone := 0
 	for k := range base {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
+	lab "github.com/rmlab/lab"
 	"github.com/rmlab/lab/steps"
 )
 
@@ -57,6 +59,12 @@ func TestTheLabsOwnStepLinesAreSaidInChinese(t *testing.T) {
 		"waited 30s for c3 to reach poisoned: it is exited, last point received (x)": "等待 c3 到达 poisoned 30s 仍未等到：它的状态是 exited，最后到达的点是 received (x)",
 		"orders.quorum_t ready is 1, still not 2 after 10s":                          "orders.quorum_t 的 ready 为 1，10s 后仍不是 2",
 		"recreated by a consumer":                                                    "recreated by a consumer", // a row's text
+		"... still waiting after 1s (blocked inside the server)":                     "... 已等待 1s 仍未完成（在服务器内阻塞）",
+		"ok value 10": "ok 通过：value 10",
+		"<- basic.ack for publish seq 1 after 3ms: the broker took responsibility for the message":                   "<- basic.ack（发布序号 1，3ms 后）：broker 已为这条消息负责",
+		"<- basic.return 312 NO_ROUTE (exchange \"\", routing key \"x\", message-id m1): no queue took the message":  "<- basic.return 312 NO_ROUTE (exchange \"\", routing key \"x\", message-id m1)：没有队列接收这条消息",
+		"<- no confirm: channel c1 closed first (cut); the library reports ack=false, which means unknown, not lost": "<- 没有确认：通道 c1 先关闭了（cut）；客户端库报告 ack=false，意思是结果未知，不是丢失",
+		"statement still waiting after 1s (a lock held by another session?)":                                         "语句等待 1s 后仍未完成（是否有其他会话持有锁？）",
 	} {
 		if got := localObserved("zh", in); got != want {
 			t.Errorf("zh %q: %q, want %q", in, got, want)
@@ -64,5 +72,37 @@ func TestTheLabsOwnStepLinesAreSaidInChinese(t *testing.T) {
 		if got := localObserved("en", in); got != in {
 			t.Errorf("en %q changed to %q", in, got)
 		}
+	}
+}
+
+// The row the text around the step names (`order:43:paid`) is kept in
+// view in a short pane, before a row the step changed, and the rows left
+// out are counted in the title.
+func TestTheRowTheTextNamesIsInViewAndTheRestCounted(t *testing.T) {
+	st := &lab.Step{Kind: "sql", Body: "INSERT ..."}
+	l := &lab.Lesson{Blocks: []lab.Block{{Prose: "The mark `order:43:paid` turns the retry away; `points_account` is not a value (has none)."}, {Step: st}}}
+	focus := namedValues(l, st)
+	if !slices.Contains(focus, "order:43:paid") {
+		t.Fatalf("the values the text names: %q", focus)
+	}
+	a := newTestApp(t, nil, "en", "fixture-choice", 80, 24)
+	p := a.panels.tables
+	var rows [][]string
+	for i := 40; i <= 49; i++ {
+		rows = append(rows, []string{"points-award", fmt.Sprintf("order:%d:paid", i)})
+	}
+	p.data = []tableData{{title: "consumed_operation", db: "blog_idempotency_lab", cols: []string{"consumer_name", "business_key"}, rows: rows}}
+	p.base = map[string]map[string]bool{"consumed_operation": {}}
+	for _, r := range rows[:9] {
+		p.base["consumed_operation"][strings.Join(r, "\x1f")] = true
+	} // order:49 changed
+	p.focus = focus
+	got := plainView(strings.Join(p.render(4), "\n"))
+	if !strings.Contains(got, "order:43:paid") || !strings.Contains(got, "of 10") {
+		t.Fatalf("a 4-line pane:\n%s", got)
+	}
+	p.focus = nil
+	if got := plainView(strings.Join(p.render(4), "\n")); !strings.Contains(got, "order:49:paid") || strings.Contains(got, "order:43:paid") {
+		t.Fatalf("with nothing named, the changed row is in view:\n%s", got)
 	}
 }

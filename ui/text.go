@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"fmt"
 	"hash/fnv"
 	"strings"
 
@@ -110,6 +111,13 @@ func renderPane(st *Styles, active bool, title string, body []string, w, h int) 
 	side := bs.Render("│")
 	for _, l := range fitBlock(body, iw, ih) {
 		b.WriteString("\n" + side + l + side)
+	}
+	// Lines the pane cannot hold are counted in its bottom border: a
+	// panel never hides rows unannounced.
+	if hidden := len(body) - ih; hidden > 0 && iw >= 8 {
+		more := fmt.Sprintf("(+%d)", hidden)
+		b.WriteString("\n" + bs.Render("╰─") + ts.Render(more) + bs.Render(strings.Repeat("─", max(iw-1-len(more), 0))+"╯"))
+		return b.String()
 	}
 	b.WriteString("\n" + bs.Render("╰"+strings.Repeat("─", iw)+"╯"))
 	return b.String()

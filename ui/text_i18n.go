@@ -70,6 +70,8 @@ type text struct {
 	RunStep        string // "enter: run step %d/%d (%s)"
 	ResumeOffer    string // "you had run %d of %d steps"
 	ResumeHint     string // "enter: resume … · r: start over"
+	FinishedBefore string // a reopened lesson that was done
+	FinishedHint   string // "enter: the next lesson   r: start over"
 	Resuming       string // status: "re-running the first %d steps …"
 	LastFailed     string
 	SessionWaiting string // "session %s waiting"
@@ -92,6 +94,8 @@ type text struct {
 	TableErrors map[string]string // a panel's own English error → this language
 
 	NoQueues          string
+	QueueGlance       string // "%s %d ready %s unacked"
+	GlanceMore        string // " (+%d more: tab)"
 	QueuesUnavailable string
 	NotDeclared       string
 	QueueDown         string            // the queue's node is down
@@ -244,6 +248,8 @@ var textEN = text{
 	RunStep:        "enter: run step %d/%d (%s)",
 	ResumeOffer:    "You had run %d of %d steps of this lesson.",
 	ResumeHint:     "enter: resume (re-runs them first, with replay's short waits)   r: start over",
+	FinishedBefore: "You finished this lesson.",
+	FinishedHint:   "enter: the next lesson   r: start over",
 	Resuming:       "re-running the first %d steps with replay's short waits (30 s becomes 3 s) to rebuild their state; quitting keeps your place",
 	LastFailed:     "  last step failed",
 	SessionWaiting: "session %s waiting",
@@ -270,6 +276,8 @@ var textEN = text{
 	},
 
 	NoQueues:          "this lesson uses no broker queues",
+	QueueGlance:       "%s %d ready %s unacked",
+	GlanceMore:        " (+%d more: tab)",
 	QueuesUnavailable: "queue state unavailable",
 	NotDeclared:       "not declared yet",
 	QueueDown:         "unavailable: its node is down",
@@ -433,6 +441,8 @@ var textZH = text{
 	RunStep:        "enter: 运行第 %d/%d 步（%s）",
 	ResumeOffer:    "这一课你已运行了 %d/%d 步。",
 	ResumeHint:     "enter: 继续（先用回放的短等待重跑这些步骤）   r: 从头开始",
+	FinishedBefore: "这一课你已经学完了。",
+	FinishedHint:   "enter: 下一课   r: 从头开始",
 	Resuming:       "正在用回放的短等待（30 秒变为 3 秒）重跑前 %d 步以重建状态；此时退出不会丢失进度",
 	LastFailed:     "  上一步失败",
 	SessionWaiting: "会话 %s 等待中",
@@ -443,7 +453,7 @@ var textZH = text{
 	PredictMatch:   "预测与文章一致；接下来的步骤在真实服务上演示",
 	PredictDiffer:  "与文章的答案不同；接下来的步骤展示实际发生了什么",
 
-	Panels:  [panelCount]string{"表格", "队列", "Worker", "账本"},
+	Panels:  [panelCount]string{"表格", "队列", "进程", "账本"},
 	TabNext: "  tab: 下一个面板",
 
 	NoTables:  "本课不展示表格",
@@ -459,6 +469,8 @@ var textZH = text{
 	},
 
 	NoQueues:          "本课不使用 Broker 队列",
+	QueueGlance:       "%s 就绪 %d 未确认 %s",
+	GlanceMore:        "（另有 %d 个：tab）",
 	QueuesUnavailable: "无法读取队列状态",
 	NotDeclared:       "尚未声明",
 	QueueDown:         "不可用：所在节点已停机",

@@ -3,6 +3,7 @@ package ui
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -375,4 +376,18 @@ func TestASlowReaderWalksTheLockWaitLessonToItsEnd(t *testing.T) {
 		t.Fatal("no lesson idem-concurrent-insert")
 	}
 	walkLesson(t, env, "", "en", l, false, false, pause)
+}
+
+// Only what a lesson needs blocks it: lesson 1 meets MySQL alone, and runs
+// to its end by keys with RabbitMQ unreachable (its Queues panel says so).
+func TestLessonOneRunsToItsEndWithTheBrokerUnreachable(t *testing.T) {
+	svc := *labtest.Connect(t).Svc
+	svc.Config.AMQP = "amqp://guest:guest@127.0.0.1:1/"
+	svc.Info.AMQPErr = errors.New("cannot reach RabbitMQ at 127.0.0.1:1")
+	env := &steps.Env{Svc: &svc, Binary: labBinary(t), Queues: broker.QueueReader(&svc), Replay: true}
+	ls, err := labs.Builtin("en")
+	if err != nil {
+		t.Fatal(err)
+	}
+	walkLesson(t, env, "", "en", labs.Find(ls, "1"), false, false)
 }

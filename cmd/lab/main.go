@@ -321,6 +321,17 @@ func connect(ctx context.Context, g globals, stderr io.Writer, strict bool) (*se
 	return svc, 0
 }
 
+// unreachable are the errors of the services that did not answer.
+func unreachable(svc *services.Services) []error {
+	var out []error
+	for _, err := range []error{svc.Info.MySQLErr, svc.Info.AMQPErr, svc.Info.RedisErr} {
+		if err != nil {
+			out = append(out, err)
+		}
+	}
+	return out
+}
+
 func printErr(w io.Writer, err error) {
 	type joined interface{ Unwrap() []error }
 	var j joined
@@ -389,11 +400,24 @@ func cmdScreen(ctx context.Context, g globals, start string, stderr io.Writer) i
 			return 2
 		}
 	}
-	svc, code := connect(ctx, g, stderr, true)
+	// Only what a lesson needs blocks it: a server that does not answer
+	// is said here and by each lesson that needs it (its needs unmet, as
+	// lab doctor lists them); with none answering, nothing could run.
+	svc, code := connect(ctx, g, stderr, false)
 	if svc == nil {
 		return code
 	}
 	defer svc.Close()
+	down := unreachable(svc)
+	if len(down) == 3 {
+		for _, err := range down {
+			printErr(stderr, err)
+		}
+		return 1
+	}
+	for _, err := range down {
+		fmt.Fprintf(stderr, "lab: %v\nlab: the lessons that need it say so on the screen (lab doctor lists them); the others run\n", err)
+	}
 	// The shelf boots a lesson's own RabbitMQ nodes while the learner reads
 	// its first paragraphs, and keeps them for the next option of its choice.
 	env := &steps.Env{Svc: svc, Binary: binary(), Queues: broker.QueueReader(svc), Nodes: &steps.NodeShelf{}}

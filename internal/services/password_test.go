@@ -71,7 +71,9 @@ func TestAPasswordTheLabSetsNeverShowsInTheProcessList(t *testing.T) {
 
 // Every statement of the lab's that gives a login a password goes through
 // SetPassword: no other Go file of the lab writes IDENTIFIED BY or
-// IDENTIFIED WITH, in a string or out of one.
+// IDENTIFIED WITH, in a string or out of one, but the lab's own server's
+// --init-file (dbnode.go), which the server runs before it takes a
+// connection: no session exists that could read it.
 func TestEveryLoginTheLabMakesGetsItsPasswordThroughSetPassword(t *testing.T) {
 	root, err := filepath.Abs("../..")
 	if err != nil {
@@ -86,7 +88,8 @@ func TestEveryLoginTheLabMakesGetsItsPasswordThroughSetPassword(t *testing.T) {
 		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") {
 			return filepath.SkipDir
 		}
-		if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") || filepath.Base(p) == "password.go" {
+		if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") || filepath.Base(p) == "password.go" ||
+			strings.HasSuffix(p, filepath.Join("internal", "dbnode", "dbnode.go")) {
 			return nil
 		}
 		b, err := os.ReadFile(p)
