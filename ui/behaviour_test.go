@@ -14,6 +14,7 @@ import (
 	"charm.land/lipgloss/v2"
 	lab "github.com/rmlab/lab"
 	"github.com/rmlab/lab/internal/progress"
+	"github.com/rmlab/lab/internal/services"
 	"github.com/rmlab/lab/internal/worker"
 	"github.com/rmlab/lab/labs"
 	"github.com/rmlab/lab/steps"
@@ -613,4 +614,36 @@ func TestTheHeaderNeverCutsTheLessonNumber(t *testing.T) {
 			}
 		}
 	}
+}
+
+// The lesson's text names the databases as the panels and the SQL shown
+// do: blog_idempotency_lab_NS in a namespace.
+func TestTheLessonTextNamesTheNamespacedDatabases(t *testing.T) {
+	env := &steps.Env{Svc: &services.Services{Names: services.Names{NS: "alice"}}}
+	a := newTestApp(t, env, "en", "fixture-basics", 100, 30)
+	l := a.find("fixture-basics")
+	l.Blocks = append([]lab.Block{{Prose: "Look at `blog_idempotency_lab.points_account`."}}, l.Blocks...)
+	a.lesson.Rebuild()
+	if v := plainView(a.lesson.View()); !strings.Contains(v, "blog_idempotency_lab_alice.points_account") {
+		t.Fatalf("the text does not name the learner's database:\n%s", v)
+	}
+}
+
+// A sleep step counts down while it runs: a spinner alone reads as a hang.
+func TestASleepSaysHowLongIsLeft(t *testing.T) {
+	a := newTestApp(t, nil, "en", "fixture-choice", 100, 30)
+	s := a.sess
+	for i, st := range s.steps {
+		if st.Kind == "sleep" {
+			s.next, s.running, s.runStart = i, true, a.c.now()
+			break
+		}
+	}
+	if !s.running {
+		t.Fatal("the fixture has no sleep step")
+	}
+	if v := plainView(strings.Join(a.lesson.action(100), "\n")); !strings.Contains(v, "of 50ms left") {
+		t.Fatalf("a running sleep: %s", v)
+	}
+	s.running = false
 }

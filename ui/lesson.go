@@ -99,6 +99,11 @@ func (p *lessonPane) actionHeight() int {
 		// the lines it needs (splitLessonH); one line of text stays.
 		return min(len(p.action(p.textWidth())), max(p.h-2-2, 1))
 	}
+	if p.sess != nil && !p.sess.running && p.waitLine() != "" {
+		// The wait line wraps (a session, its time, InnoDB's limit): room
+		// for it on two lines, whatever its timer says.
+		return min(3, max(p.h-2-2, 1))
+	}
 	return 2
 }
 
@@ -149,6 +154,11 @@ func (p *lessonPane) content(w int) ([]string, map[int]int) {
 			text := onPath(b.Prose, s)
 			if text == "" {
 				continue
+			}
+			// The databases by the names the panels show
+			// (blog_idempotency_lab_alice), as the SQL shown is.
+			if s != nil && s.run != nil && s.run.Env != nil && s.run.Env.Svc != nil {
+				text = s.run.Env.Svc.Names.SQL(text)
 			}
 			key := fmt.Sprintf("%s/%s/%d/%x", l.Lang, l.ID, bi, fnv32(text))
 			out = append(out, p.prose.lines(key, text, w, st)...)
@@ -423,6 +433,17 @@ func (p *lessonPane) action(w int) []string {
 				line += fmt.Sprintf(t.Usually, (time.Duration(ms) * time.Millisecond).Round(100*time.Millisecond))
 			}
 		}
+		// A sleep counts down: 40 s of a spinner reads as a hang.
+		if st0.Kind == "sleep" {
+			if d, err := time.ParseDuration(s.run.Expand(st0.Attrs["for"])); err == nil && d > 0 {
+				unit := time.Second
+				if d < 10*time.Second {
+					unit = 100 * time.Millisecond
+				}
+				left := max(d-p.c.now().Sub(s.runStart), 0).Round(unit)
+				line += fmt.Sprintf(t.SleepLeft, left, d)
+			}
+		}
 		out = []string{st.Warn.Render(line)}
 		if s.catchUp > s.next {
 			out = append(out, st.Dim.Render(fmt.Sprintf(t.CatchingUp, s.catchUp)))
@@ -474,7 +495,12 @@ func (p *lessonPane) action(w int) []string {
 		out = []string{line}
 	}
 	if s != nil && !s.running {
-		out = append(out, p.waitLine())
+		// Wrapped, never cut: "…then 12…" told the learner nothing.
+		if wl := p.waitLine(); wl != "" {
+			out = append(out, wrapStyled(st.Warn, wl, w)...)
+		} else {
+			out = append(out, "")
+		}
 	}
 	return out
 }
@@ -503,7 +529,7 @@ func (p *lessonPane) waitLine() string {
 		}
 		parts = append(parts, part)
 	}
-	return p.c.st.Warn.Render(strings.Join(parts, ", ") + p.c.t().BlockedNote)
+	return strings.Join(parts, ", ") + p.c.t().BlockedNote
 }
 
 // isMenu reports whether a step asks the learner to pick an option first:

@@ -59,6 +59,7 @@ type text struct {
 	StartHint      string
 	RunningStep    string // "%s running step %d/%d (%s) %s"
 	Usually        string // " (last time here: %s)"
+	SleepLeft      string // ": %s of %s left"
 	CatchingUp     string // "catching up: ... %d ..."
 	Choose         string // "choose %s" (a choice with no prompt)
 	ChoiceKeys     string
@@ -237,6 +238,7 @@ var textEN = text{
 	StartHint:      "enter starts the lesson",
 	RunningStep:    "%s running step %d/%d (%s) %s",
 	Usually:        " (last time here: %s)",
+	SleepLeft:      ": %s of %s left",
 	CatchingUp:     "catching up: re-running steps up to %d to resume where you left off",
 	Choose:         "choose %s",
 	ChoiceKeys:     "  (up/down, enter)",
@@ -430,6 +432,7 @@ var textZH = text{
 	StartHint:      "enter 开始本课",
 	RunningStep:    "%s 正在运行第 %d/%d 步（%s）%s",
 	Usually:        "（上次在这里用了 %s）",
+	SleepLeft:      "：还剩 %s（共 %s）",
 	CatchingUp:     "追赶进度：重新运行到第 %d 步，回到上次离开的位置",
 	Choose:         "选择 %s",
 	ChoiceKeys:     "  (up/down, enter)",
