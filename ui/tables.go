@@ -239,22 +239,26 @@ func (p *tablesPanel) render(h int) []string {
 	return out
 }
 
-// names reports whether a row holds one of the values.
-func names(row, values []string) bool {
-	for _, c := range row {
-		for _, v := range values {
-			if c == v {
-				return true
+// namedRow is the first row holding the earliest of values that any row
+// holds, or -1.
+func namedRow(rows [][]string, values []string) int {
+	for _, v := range values {
+		for i, r := range rows {
+			if slices.Contains(r, v) {
+				return i
 			}
 		}
 	}
-	return false
+	return -1
 }
 
-// namedValues are the values in backticks of the prose around step st
-// (the paragraphs before it, back to the previous step, and after it, up
-// to the next): what the text says the step is about, as a row's cell
-// would hold it (one word, no SQL).
+// namedValues are the values the lesson names, the most recent first: in
+// backticks in its prose, and as quoted literals in its steps' SQL (one
+// word, no SQL: what a row's cell would hold); the text right after step
+// st, then st itself, then what came before it back to the lesson's start.
+// The first of them a table holds is the row the step is about (lesson 1
+// names order:43:paid before its INSERT, and the row shows only at the
+// COMMIT three steps later; lesson 24 names order-42-paid-v2 in its SQL).
 func namedValues(l *lab.Lesson, st *lab.Step) []string {
 	at := -1
 	for i := range l.Blocks {
@@ -265,22 +269,33 @@ func namedValues(l *lab.Lesson, st *lab.Step) []string {
 	if at < 0 {
 		return nil
 	}
-	var prose []string
-	for i := at - 1; i >= 0 && l.Blocks[i].Step == nil; i-- {
-		prose = append(prose, l.Blocks[i].Prose)
+	var out []string
+	add := func(re *regexp.Regexp, text string) {
+		ms := re.FindAllStringSubmatch(text, -1)
+		for j := len(ms) - 1; j >= 0; j-- { // the block's last first
+			v := ms[j][1]
+			if len(v) >= 3 && len(v) <= 64 && !strings.ContainsAny(v, " (),;=%") && !slices.Contains(out, v) {
+				out = append(out, v)
+			}
+		}
+	}
+	block := func(b lab.Block) {
+		if b.Step == nil {
+			add(codeSpan, b.Prose)
+		} else if b.Step.Kind == "sql" {
+			add(sqlLiteral, b.Step.Body)
+		}
 	}
 	for i := at + 1; i < len(l.Blocks) && l.Blocks[i].Step == nil; i++ {
-		prose = append(prose, l.Blocks[i].Prose)
+		block(l.Blocks[i])
 	}
-	var out []string
-	for _, m := range codeSpan.FindAllStringSubmatch(strings.Join(prose, "\n"), -1) {
-		v := m[1]
-		if len(v) >= 3 && len(v) <= 64 && !strings.ContainsAny(v, " (),;=") && !slices.Contains(out, v) {
-			out = append(out, v)
-		}
+	for i := at; i >= 0; i-- {
+		block(l.Blocks[i])
 	}
 	return out
 }
+
+var sqlLiteral = regexp.MustCompile(`'([^'\n]+)'`)
 
 var codeSpan = regexp.MustCompile("`([^`\n]+)`")
 
@@ -307,18 +322,16 @@ func (p *tablesPanel) renderTable(t tableData, h int) []string {
 	base, haveBase := p.base[t.title]
 	key := func(r []string) string { return strings.Join(r, "\x1f") }
 	cur := map[string]bool{}
-	first, named := -1, -1 // first changed row, first row the text names
+	first := -1 // first changed row
 	for i, r := range t.rows {
 		cur[key(r)] = true
 		if haveBase && !base[key(r)] && first < 0 {
 			first = i
 		}
-		if named < 0 && names(r, p.focus) {
-			named = i
-		}
 	}
-	if named >= 0 {
-		first = named
+	// The row of the most recent value the text names, if it is here.
+	if i := namedRow(t.rows, p.focus); i >= 0 {
+		first = i
 	}
 	gone := 0
 	for k := range base {
