@@ -100,9 +100,10 @@ func (p *lessonPane) actionHeight() int {
 		return min(len(p.action(p.textWidth())), max(p.h-2-2, 1))
 	}
 	if p.sess != nil && !p.sess.running && p.waitLine() != "" {
-		// The wait line wraps (a session, its time, InnoDB's limit): room
-		// for it on two lines, whatever its timer says.
-		return min(3, max(p.h-2-2, 1))
+		// The wait line wraps (sessions, their times, InnoDB's limit):
+		// every line of it, and at least two, so a timer that gains a
+		// digit rarely moves the text.
+		return min(max(len(p.action(p.textWidth())), 3), max(p.h-2-2, 1))
 	}
 	return 2
 }
