@@ -168,14 +168,7 @@ func printSchedule(w io.Writer, r *chaos.Run) {
 }
 
 func printSummary(w io.Writer, s *chaos.Summary) {
-	verdict := "PASS"
-	switch {
-	case len(s.Violations) > 0:
-		verdict = "FAIL"
-	case !s.OK():
-		verdict = "UNPROVEN"
-	}
-	fmt.Fprintf(w, "\n%s  pipeline %s, seed %d, on %s\n", verdict, s.Pipeline, s.Seed, s.Broker)
+	fmt.Fprintf(w, "\n%s  pipeline %s, seed %d, on %s\n", s.Verdict(), s.Pipeline, s.Seed, s.Broker)
 	fmt.Fprintf(w, "  orders committed %d of %d; applied once %d, lost %d, twice %d\n", s.Committed, s.Orders, s.Once, s.Lost, s.Twice)
 	if s.Wrong > 0 {
 		fmt.Fprintf(w, "  applied with a wrong amount %d\n", s.Wrong)

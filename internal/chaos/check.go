@@ -81,6 +81,18 @@ type Summary struct {
 // OK reports whether every invariant held.
 func (s *Summary) OK() bool { return len(s.Violations) == 0 && s.Unproven == "" }
 
+// Verdict is PASS, FAIL (a violation) or UNPROVEN (none, but the evidence
+// lay within an administrator's login's reach).
+func (s *Summary) Verdict() string {
+	switch {
+	case len(s.Violations) > 0:
+		return "FAIL"
+	case !s.OK():
+		return "UNPROVEN"
+	}
+	return "PASS"
+}
+
 // check reads the final state: every committed order's account (one point
 // per application of its effect), the outbox's statuses, the queue, and the
 // history's first application of each order for the latency.

@@ -246,20 +246,10 @@ func (r *Run) deadOnTheWire(ctx context.Context, copy string) string {
 	c, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	ended := 0
-	rows, err := r.server.QueryContext(c, "SELECT ID FROM information_schema.PROCESSLIST WHERE USER = ?", u.name)
-	if err == nil {
-		var ids []int64
-		for rows.Next() {
-			var id int64
-			if rows.Scan(&id) == nil {
-				ids = append(ids, id)
-			}
-		}
-		rows.Close()
-		for _, id := range ids {
-			if _, err := r.server.ExecContext(c, fmt.Sprintf("KILL CONNECTION %d", id)); err == nil {
-				ended++
-			}
+	ids, _ := r.sessions(c, "USER", u.name)
+	for _, id := range ids {
+		if _, err := r.server.ExecContext(c, fmt.Sprintf("KILL CONNECTION %d", id)); err == nil {
+			ended++
 		}
 	}
 	return fmt.Sprintf("; on the run's side: %d broker connection(s) cut, %d MySQL session(s) ended", cut, ended)

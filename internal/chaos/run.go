@@ -451,18 +451,10 @@ func (r *Run) cutMySQL(ctx context.Context, i int, f Fault) string {
 	}
 	c, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	rows, err := r.server.QueryContext(c, "SELECT ID FROM information_schema.PROCESSLIST WHERE DB = ? ORDER BY ID", db)
+	ids, err := r.sessions(c, "DB", db)
 	if err != nil {
 		return "cannot list the sessions: " + err.Error()
 	}
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if rows.Scan(&id) == nil {
-			ids = append(ids, id)
-		}
-	}
-	rows.Close()
 	if len(ids) == 0 {
 		return "no session open on " + db
 	}
@@ -472,6 +464,24 @@ func (r *Run) cutMySQL(ctx context.Context, i int, f Fault) string {
 		return fmt.Sprintf("KILL CONNECTION %d: %v", id, err)
 	}
 	return fmt.Sprintf("KILL CONNECTION %d (one of %d sessions on %s)", id, len(ids), db)
+}
+
+// sessions are the ids of the server's sessions whose PROCESSLIST column
+// (DB or USER) is value, in order.
+func (r *Run) sessions(ctx context.Context, column, value string) ([]int64, error) {
+	rows, err := r.server.QueryContext(ctx, "SELECT ID FROM information_schema.PROCESSLIST WHERE "+column+" = ? ORDER BY ID", value)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if rows.Scan(&id) == nil {
+			ids = append(ids, id)
+		}
+	}
+	return ids, rows.Err()
 }
 
 // drain waits until the producer has placed every order, the outbox has

@@ -62,16 +62,14 @@ func (g *grading) allows(user, dest string) bool {
 }
 
 // forwardCallback is the door's LocalPortForwardingCallback.
-func (s *Server) forwardCallback(ctx ssh.Context, host string, port uint32) bool {
-	dest := net.JoinHostPort(host, strconv.FormatUint(uint64(port), 10))
+func (s *Server) forwardCallback(ctx ssh.Context, destHost string, port uint32) bool {
+	dest := net.JoinHostPort(destHost, strconv.FormatUint(uint64(port), 10))
 	if s.grading.allows(ctx.User(), dest) {
 		return true
 	}
-	s.logf("refused %s from %s: a forward to %s, which no challenge run of theirs asked for", safeName(ctx.User()), host0(ctx.RemoteAddr()), plain.Line(dest, 80))
+	s.logf("refused %s from %s: a forward to %s, which no challenge run of theirs asked for", safeName(ctx.User()), host(ctx.RemoteAddr()), plain.Line(dest, 80))
 	return false
 }
-
-func host0(a net.Addr) string { return host(a) }
 
 // gradeRun is challenge-run: the participant's challenge graded here,
 // their program run on their machine as this run's agent.
@@ -175,14 +173,7 @@ func (s *Server) gradeRun(sess ssh.Session, who string, args []string, refuse fu
 
 // summaryLines is the verdict as the participant's terminal shows it.
 func summaryLines(s *chaos.Summary) []string {
-	v := "PASS"
-	switch {
-	case len(s.Violations) > 0:
-		v = "FAIL"
-	case !s.OK():
-		v = "UNPROVEN"
-	}
-	out := []string{fmt.Sprintf("%s  %s, seed %d", v, s.Pipeline, s.Seed),
+	out := []string{fmt.Sprintf("%s  %s, seed %d", s.Verdict(), s.Pipeline, s.Seed),
 		fmt.Sprintf("  orders committed %d of %d; applied once %d, lost %d, twice %d", s.Committed, s.Orders, s.Once, s.Lost, s.Twice)}
 	for _, x := range s.Violations {
 		out = append(out, "  violation: "+x)
