@@ -20,7 +20,7 @@ var layers = []struct {
 	packages []string // paths below the module; "x/..." is x and everything under it
 }{
 	{"foundation: the domain types and what needs no server", []string{
-		".", "sql", "internal/secret", "internal/password", "internal/plain", "internal/progress", "internal/containers"}},
+		".", "sql", "internal/secret", "internal/password", "internal/plain", "internal/progress", "internal/containers", "internal/catalog"}},
 	{"servers: reaching, starting, cleaning and bounding them", []string{
 		"internal/node", "internal/dbnode", "internal/services", "internal/broker", "internal/room",
 		"internal/worker", "internal/amqpproxy", "internal/cleaner", "internal/labtest"}},

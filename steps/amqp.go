@@ -193,7 +193,7 @@ func (st *amqpState) channel(ctx context.Context, name, via string) (c *amqpChan
 	if old != nil {
 		select {
 		case <-old.done:
-			notes = append(notes, fmt.Sprintf("channel %s had closed (%s); opened a new channel %s, whose delivery tags start again at 1", name, old.why(), name))
+			notes = append(notes, sayReopened.F(name, old.why(), name))
 		default:
 			if old.via != via {
 				return nil, nil, fmt.Errorf("channel %s runs on the %s connection, not %s; name another channel", name, old.via, via)
@@ -248,7 +248,7 @@ func (c *amqpChan) closed(d time.Duration) bool {
 
 func (c *amqpChan) why() string {
 	if c.closeErr == nil {
-		return "closed by the lab"
+		return sayClosedByLabShort.F()
 	}
 	return amqpErrText(c.closeErr)
 }
@@ -259,11 +259,11 @@ func (c *amqpChan) why() string {
 func (c *amqpChan) closeOutcome() (code, text string) {
 	switch e := c.closeErr; {
 	case e == nil:
-		return "closed", fmt.Sprintf("channel %s was closed by the lab", c.name)
+		return "closed", sayClosedByLab.F(c.name)
 	case e.Server:
-		return strconv.Itoa(e.Code), fmt.Sprintf("channel %s closed by the broker: %s", c.name, amqpErrText(e))
+		return strconv.Itoa(e.Code), sayClosedByBroker.F(c.name, amqpErrText(e))
 	default:
-		return "closed", fmt.Sprintf("channel %s ended with its connection: %s", c.name, e.Reason)
+		return "closed", sayEndedWithConn.F(c.name, e.Reason)
 	}
 }
 
@@ -321,12 +321,12 @@ func proxyEvents(evs []amqpproxy.Event) []string {
 		if strings.HasPrefix(n, "basic.qos") || strings.HasPrefix(n, "basic.consume") {
 			continue
 		}
-		s := fmt.Sprintf("wire %s ch%d %s", e.Dir, e.Channel, n)
 		if e.Dropped {
-			s += " [DROPPED]"
+			n += " [DROPPED]"
 		}
+		s := sayWire.F(e.Dir, e.Channel, n)
 		if e.Note != "" {
-			s += " (" + e.Note + ")"
+			s = sayWireNote.F(e.Dir, e.Channel, n, e.Note)
 		}
 		out = append(out, s)
 	}
@@ -359,7 +359,7 @@ func amqpReset(ctx context.Context, r *Run, s *lab.Step) ([]string, error) {
 		}
 	}
 	if len(lines) == 0 {
-		lines = append(lines, "no lab exchanges or queues to delete")
+		lines = append(lines, sayNoLabObjects.F())
 	}
 	return lines, nil
 }

@@ -83,11 +83,11 @@ func (queuesKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 				got = qs.Consumers
 			}
 			if qs.Exists && got == want {
-				waited = fmt.Sprintf("%s %s reached %d after %s", qs.Name, what, want, durText(time.Since(start)))
+				waited = sayQueueReached.F(qs.Name, what, want, durText(time.Since(start)))
 				break
 			}
 			if time.Since(start) > timeout {
-				return fail("%s %s is %d, still not %d after %s", qs.Name, what, got, want, timeout)
+				return lab.Result{Why: sayStillNot.F(qs.Name, what, got, want, timeout)}
 			}
 			select {
 			case <-ctx.Done():
@@ -127,7 +127,7 @@ func (queuesKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	r.setOutcome(o)
 	obs := Table(o.Columns, o.Rows)
 	if source != "" {
-		obs += "\nat the broker now (" + source + ")"
+		obs += "\n" + sayAtBrokerNow.F(source)
 	}
 	if waited != "" {
 		obs = waited + "\n" + obs
@@ -207,7 +207,7 @@ func (proxyKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	if _, ok := s.Attrs["reset"]; ok {
 		p.Reset()
 		sent = append(sent, "proxy reset")
-		obs = append(obs, where+": no faults; every frame passes unchanged")
+		obs = append(obs, sayNoFaults.F(where))
 	}
 	if v, ok := s.Attrs["drop-confirm"]; ok {
 		n, err := strconv.Atoi(v)
@@ -216,7 +216,7 @@ func (proxyKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		}
 		p.DropConfirm(n)
 		sent = append(sent, "proxy drop-confirm="+v)
-		obs = append(obs, fmt.Sprintf("%s: will swallow the broker's confirm (basic.ack/nack) of publish seq %d on each confirm-mode channel; the publish itself passes", where, n))
+		obs = append(obs, saySwallowConfirm.F(where, n))
 	}
 	if v, ok := s.Attrs["drop-return"]; ok {
 		n, err := strconv.Atoi(v)
@@ -225,18 +225,18 @@ func (proxyKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		}
 		p.DropReturn(n)
 		sent = append(sent, "proxy drop-return="+v)
-		obs = append(obs, fmt.Sprintf("%s: will swallow basic.return #%d of each connection, with its content", where, n))
+		obs = append(obs, saySwallowReturn.F(where, n))
 	}
 	if _, ok := s.Attrs["delay"]; ok {
 		d, _ := attrDuration(s, "delay", 0)
 		p.Delay(d, amqpproxy.Both)
 		sent = append(sent, "proxy delay="+d.String())
-		obs = append(obs, fmt.Sprintf("%s: holds every frame %s in each direction", where, d))
+		obs = append(obs, sayHoldFrames.F(where, d))
 	}
 	if v, ok := s.Attrs["cut-after"]; ok {
 		p.CutAfter(proxyMethods[v])
 		sent = append(sent, "proxy cut-after="+v)
-		obs = append(obs, fmt.Sprintf("%s: will close the connection right after forwarding the next %s (what follows it on the wire never arrives)", where, v))
+		obs = append(obs, sayCutAfterNext.F(where, v))
 	}
 	o := &Outcome{Source: "proxy", Columns: []string{"frame"}, Extra: map[string]string{}}
 	if _, ok := s.Attrs["show"]; ok {
@@ -254,7 +254,7 @@ func (proxyKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		}
 		c := p.Counts()
 		obs = append(obs, lines...)
-		obs = append(obs, fmt.Sprintf("totals: %d publish(es), %d confirm(s) forwarded, %d dropped, %d return(s) forwarded, %d dropped",
+		obs = append(obs, sayProxyTotals.F(
 			c.Publishes, c.ConfirmsForwarded, c.ConfirmsDropped, c.ReturnsForwarded, c.ReturnsDropped))
 		o.Extra["publishes"] = strconv.Itoa(c.Publishes)
 		o.Extra["dropped-confirms"] = strconv.Itoa(c.ConfirmsDropped)
@@ -320,7 +320,7 @@ func (restartKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	owned := nodesOf(r)
 	if owned == nil && !r.Env.Svc.Info.BrokerControl {
 		return lab.Result{Passed: true, Skipped: true,
-			Why: "the lab may not restart this broker: it has no node of its own here (" + r.Env.Svc.Info.OwnBrokerNote + "), and without --broker-control rabbitmqctl (or LAB_BROKER_CONTROL=rabbitmqctl) on the machine whose local RabbitMQ node it may stop and start it restarts none it did not start"}
+			Why: sayMayNotRestart.F(r.Env.Svc.Info.OwnBrokerNote)}
 	}
 	surv, _ := parseSurvivals(s)
 	st := amqpOf(r)
@@ -348,13 +348,13 @@ func (restartKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	if err != nil {
 		return lab.Result{Sent: ran, Why: err.Error()}
 	}
-	obs := []string{fmt.Sprintf("the broker restarted in %.1fs; every AMQP connection to it was closed", took.Seconds())}
+	obs := []string{sayBrokerRestarted.F(took.Seconds())}
 	after, recovered, err := awaitRecovery(ctx, st, surv)
 	if err != nil {
 		return fail("%v", err)
 	}
 	if recovered > 0 {
-		obs = append(obs, fmt.Sprintf("the queues were back %.1fs after it accepted connections (quorum queues and streams recover in the background)", recovered.Seconds()))
+		obs = append(obs, sayQueuesBack.F(recovered.Seconds()))
 	}
 	o := &Outcome{Source: "broker-restart", Columns: []string{"queue", "before", "after", "expected", ""}, Extra: map[string]string{"restarted": "true"}}
 	for _, sv := range surv {
@@ -385,9 +385,9 @@ func (restartKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 			mark = "✗"
 			res.Passed = false
 			if res.Why == "" {
-				res.Why = fmt.Sprintf("after the restart %s is %s, expected %s", qs.Name, show(qs), want)
+				res.Why = sayAfterRestart.F(qs.Name, show(qs), want)
 				if sv.gone && !b.Exists {
-					res.Why = fmt.Sprintf("%s did not exist before the restart, so its being gone after proves nothing (a misspelt queue, or one never declared?)", qs.Name)
+					res.Why = sayGoneProvesNothing.F(qs.Name)
 				}
 			}
 		}
@@ -444,11 +444,11 @@ func restartOwned(ctx context.Context, set *node.Set) ([]string, time.Duration, 
 	if err := set.Stop(ctx, 1); err != nil {
 		return nil, time.Since(start), err
 	}
-	ran := []string{fmt.Sprintf("%s: a clean shutdown (%.1fs)", set.Command("stop", n), time.Since(t).Seconds())}
+	ran := []string{sayCleanShutdown.F(set.Command("stop", n), time.Since(t).Seconds())}
 	t = time.Now()
 	if err := set.Restart(ctx, 1); err != nil {
 		return ran, time.Since(start), err
 	}
-	ran = append(ran, fmt.Sprintf("%s on the same data, until it accepts AMQP connections (%.1fs)", set.Command("start", n), time.Since(t).Seconds()))
+	ran = append(ran, saySameData.F(set.Command("start", n), time.Since(t).Seconds()))
 	return ran, time.Since(start), nil
 }

@@ -152,7 +152,7 @@ func (consumeKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		if !d.Timestamp.IsZero() {
 			// The publisher's timestamp (whole seconds in AMQP): how long the
 			// message waited, the figure a backlog alert watches.
-			line += fmt.Sprintf("\n    published %s ago (its timestamp property)", time.Since(d.Timestamp).Truncate(time.Second))
+			line += "\n" + sayPublishedAgoLine.F(time.Since(d.Timestamp).Truncate(time.Second))
 		}
 		if t := hs.text(); t != "" {
 			line += "\n    headers: " + t
@@ -167,14 +167,14 @@ func (consumeKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		}
 	}
 	if len(got) < count {
-		obs = append(obs, fmt.Sprintf("%d of %d deliveries arrived within %s", len(got), count, timeout))
+		obs = append(obs, sayArrivedWithin.F(len(got), count, timeout))
 		if _, upTo := s.Attrs["up-to"]; !upTo && s.Attrs["error"] == "" {
 			res.Passed = false
-			res.Why = fmt.Sprintf("%d of %d deliveries arrived within %s (write up-to when fewer may come, or a longer timeout=)", len(got), count, timeout)
+			res.Why = sayArrivedWithinWhy.F(len(got), count, timeout)
 		}
 	}
 	if c.closed(0) {
-		obs = append(obs, fmt.Sprintf("channel %s closed: %s", name, c.why()))
+		obs = append(obs, sayChannelClosed.F(name, c.why()))
 	}
 	o.Extra["delivered"] = strconv.Itoa(len(got))
 	o.Extra["redelivered"] = strconv.Itoa(red)
@@ -189,12 +189,12 @@ func (consumeKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		if s.Attr("mode", "deliver") == "get" {
 			call = "basic.get"
 		}
-		res.Why = fmt.Sprintf("wanted error %s, but the broker answered %s", want, call)
+		res.Why = sayBrokerAnswered.F(want, call)
 	}
 	if uncapped && !c.closed(0) {
 		// Said once, where it starts: a worker started later on the same
 		// queue got nothing, and nothing said why.
-		obs = append(obs, fmt.Sprintf("channel %s stays subscribed to %s with no prefetch cap: the broker pushes it every ready message, unacked, until its acks or its close; a worker consuming %s meanwhile gets none (prefetch=N caps it)", name, article, article))
+		obs = append(obs, sayNoPrefetch.F(name, article, article))
 	}
 	r.setOutcome(o)
 	res.Observed = strings.Join(obs, "\n")
@@ -265,15 +265,15 @@ func (st *amqpState) channelFailure(r *Run, c *amqpChan, s *lab.Step, res lab.Re
 	o := &Outcome{Source: "channel " + c.name, Extra: map[string]string{"delivered": "0", "redelivered": "0", "queue": s.Attrs["queue"]}}
 	took := durText(time.Since(start))
 	if errors.Is(err, errNoAnswer) {
-		o.ErrCode, o.ErrText = "timeout", fmt.Sprintf("%s on channel %s: %v (the lab gave up on channel %s; a later step naming it opens a new one)", call, c.name, err, c.name)
+		o.ErrCode, o.ErrText = "timeout", sayGaveUp.F(call, c.name, err, c.name)
 	} else if c.closed(time.Second) {
 		o.ErrCode, o.ErrText = c.closeOutcome()
 	} else {
-		o.ErrCode, o.ErrText = "error", fmt.Sprintf("%s on channel %s: %v", call, c.name, err)
+		o.ErrCode, o.ErrText = "error", sayOnChannel.F(call, c.name, err)
 	}
 	r.setOutcome(o)
 	if want := s.Attrs["error"]; want != "" && slices.Contains(strings.Split(want, ","), o.ErrCode) {
-		line := fmt.Sprintf("← %s refused after %s: %s", call, took, o.ErrText)
+		line := sayRefusedAfter.F(call, took, o.ErrText)
 		if o.ErrCode == "timeout" {
 			line = "← " + o.ErrText
 		}

@@ -224,24 +224,24 @@ func (declareKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		if err != nil {
 			var ae *amqp.Error
 			if errors.As(err, &ae) {
-				o.ErrCode, o.ErrText = strconv.Itoa(ae.Code), "channel closed by the broker: "+amqpErrText(ae)
+				o.ErrCode, o.ErrText = strconv.Itoa(ae.Code), sayChanClosedBroker.F(amqpErrText(ae))
 			} else {
 				o.ErrCode, o.ErrText = "error", err.Error()
 			}
 			obs = append(obs, "✗ "+o.ErrText)
 			if allowed := s.Attrs["allow-error"]; allowed != "" && allowed == o.ErrCode {
-				obs = append(obs, "this broker refuses it (allowed: brokers differ here); nothing after it in this step was declared")
+				obs = append(obs, sayRefusesAllowed.F())
 			} else if want := s.Attrs["error"]; want != o.ErrCode {
 				res.Passed = false
-				res.Why = "unexpected " + o.ErrText
+				res.Why = sayUnexpected.F(o.ErrText)
 			}
 			break
 		}
-		obs = append(obs, "ok "+shown)
+		obs = append(obs, sayOkMark.F(shown))
 	}
 	if o.ErrCode == "" && s.Attrs["error"] != "" {
 		res.Passed = false
-		res.Why = "wanted error " + s.Attrs["error"] + ", but every declare succeeded"
+		res.Why = sayWantedErrDeclare.F(s.Attrs["error"])
 	}
 	r.setOutcome(o)
 	res.Observed = strings.Join(obs, "\n")
@@ -317,7 +317,7 @@ func (publishKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	seq := c.ch.GetNextPublishSeqNo()
 	shown := fmt.Sprintf("basic.publish exchange=%q routing-key=%q mandatory=%t message-id=%s %s", exchange, key, mandatory, msg.MessageId, mode)
 	if c.confirm {
-		shown += fmt.Sprintf(" (publish seq %d on channel %s)", seq, name)
+		shown = sayPublishSeq.F(shown, seq, name)
 	}
 	res.Sent = append(res.Sent, shown)
 	o := &Outcome{Source: "publish " + name, Stmt: shown, Extra: map[string]string{"confirm": "none", "seq": strconv.FormatUint(seq, 10), "id": msg.MessageId}}
@@ -329,7 +329,7 @@ func (publishKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	if err != nil {
 		return fail("publish on channel %s: %v", name, err)
 	}
-	obs = append(obs, "→ "+shown)
+	obs = append(obs, saySentArrow.F(shown))
 	confirm, confirmLine := "none", ""
 	if dc != nil {
 		timeout, _ := attrDuration(s, "timeout", 5*time.Second)
@@ -340,36 +340,36 @@ func (publishKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		switch {
 		case werr != nil:
 			confirm = "timeout"
-			confirmLine = fmt.Sprintf("… no confirm for publish seq %d within %s: the publisher cannot tell whether the broker stored the message", seq, timeout)
+			confirmLine = sayNoConfirmWithin.F(seq, timeout)
 		case ack:
 			confirm = "ack"
-			confirmLine = fmt.Sprintf("← basic.ack for publish seq %d after %s: the broker took responsibility for the message", seq, took)
+			confirmLine = sayAcked.F(seq, took)
 		case c.closed(200 * time.Millisecond):
 			// A closing channel resolves its pending confirms as ack=false.
 			confirm = "unknown"
-			confirmLine = fmt.Sprintf("← no confirm: channel %s closed first (%s); the library reports ack=false, which means unknown, not lost", name, c.why())
+			confirmLine = sayNoConfirmClosed.F(name, c.why())
 		default:
 			confirm = "nack"
-			confirmLine = fmt.Sprintf("← basic.nack for publish seq %d after %s: the broker could not take the message", seq, took)
+			confirmLine = sayNacked.F(seq, took)
 		}
 	} else if !c.closed(0) {
 		// No confirm to wait for: a round trip makes any return or channel
 		// error of this publish arrive before the step ends.
 		_ = c.roundTrip()
-		confirmLine = "no confirm mode: Publish returned nil once the frames were written to the socket; nothing more comes back on success"
+		confirmLine = sayNoConfirmMode.F()
 	}
 	o.Extra["confirm"] = confirm
 	// The library hands a basic.return over before it resolves the confirm
 	// that follows it on the wire, so every return of this publish is here.
 	rets := c.drainReturns()
 	for _, ret := range rets {
-		obs = append(obs, fmt.Sprintf("← basic.return %d %s (exchange %q, routing key %q, message-id %s): no queue took the message", ret.ReplyCode, ret.ReplyText, ret.Exchange, ret.RoutingKey, ret.MessageId))
+		obs = append(obs, sayReturned.F(ret.ReplyCode, ret.ReplyText, ret.Exchange, ret.RoutingKey, ret.MessageId))
 	}
 	obs = append(obs, confirmLine)
 	o.Extra["returned"] = strconv.Itoa(len(rets))
 	if c.closed(50 * time.Millisecond) {
 		o.ErrCode, o.ErrText = c.closeOutcome()
-		obs = append(obs, fmt.Sprintf("NotifyClose +%s: %s", durText(c.closedAt.Sub(start)), o.ErrText))
+		obs = append(obs, sayNotifyClose.F(durText(c.closedAt.Sub(start)), o.ErrText))
 	} else {
 		switch confirm {
 		case "nack", "timeout", "unknown":
@@ -398,7 +398,7 @@ func (publishKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		obs = append(obs, proxyEvents(evs[mark:])...)
 	}
 	if want := s.Attrs["error"]; o.ErrCode != "" && o.ErrCode != "nack" && o.ErrCode != "timeout" && o.ErrCode != "unknown" && o.ErrCode != want {
-		res.Passed, res.Why = false, "unexpected "+o.ErrText
+		res.Passed, res.Why = false, sayUnexpected.F(o.ErrText)
 	} else if want != "" && o.ErrCode != want {
 		res.Passed, res.Why = false, "wanted error "+want+", got "+orNone(o.ErrText)
 	}

@@ -103,29 +103,29 @@ func (k ackKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	}
 	o := &Outcome{Source: k.verb + " " + name, Stmt: shown, Extra: map[string]string{}}
 	if err != nil {
-		o.ErrCode, o.ErrText = "error", fmt.Sprintf("%s on channel %s: %v", k.verb, name, err)
+		o.ErrCode, o.ErrText = "error", sayOnChannel.F(k.verb, name, err)
 		obs = append(obs, "✗ "+o.ErrText)
 	} else {
-		obs = append(obs, fmt.Sprintf("→ %s: the library returned nil (it does not wait for the broker)", shown))
+		obs = append(obs, sayLibraryNil.F(shown))
 		rtErr := c.roundTrip()
 		if rtErr != nil && c.closed(2*time.Second) {
 			o.ErrCode, o.ErrText = c.closeOutcome()
-			obs = append(obs, fmt.Sprintf("NotifyClose +%s: %s", durText(c.closedAt.Sub(start)), o.ErrText))
+			obs = append(obs, sayNotifyClose.F(durText(c.closedAt.Sub(start)), o.ErrText))
 			if heldBefore > 0 {
-				obs = append(obs, fmt.Sprintf("the broker puts back what channel %s held unacked: %d deliver%s, to come again with redelivered=true", name, heldBefore, pluralY(heldBefore)))
+				obs = append(obs, sayPutsBack.F(name, heldBefore, pluralY(heldBefore)))
 			}
 		} else if rtErr != nil {
-			o.ErrCode, o.ErrText = "error", fmt.Sprintf("channel %s: %v", name, rtErr)
+			o.ErrCode, o.ErrText = "error", sayChannelErr.F(name, rtErr)
 			obs = append(obs, "✗ "+o.ErrText)
 		} else {
 			settled := st.settle(c, tag, multiple)
-			verb := "acknowledged: the broker deletes"
+			verb := sayAckDeletes.F()
 			if k.verb != "ack" && requeue {
-				verb = "rejected with requeue: the broker puts back (past a quorum queue's delivery limit: dead-letters)"
+				verb = sayRequeuePutsBack.F()
 			} else if k.verb != "ack" {
-				verb = "rejected without requeue: the broker drops (or dead-letters)"
+				verb = sayRejectDrops.F()
 			}
-			obs = append(obs, fmt.Sprintf("the broker accepted it (a basic.qos round trip came back): %s tag%s %s", verb, pluralS(len(settled)), joinTags(settled)))
+			obs = append(obs, sayAcceptedQos.F(verb, pluralS(len(settled)), joinTags(settled)))
 			o.Extra["settled"] = strconv.Itoa(len(settled))
 			o.Extra["tags"] = joinTags(settled)
 		}
@@ -133,7 +133,7 @@ func (k ackKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	if want := s.Attrs["error"]; o.ErrCode != want {
 		res.Passed = false
 		if want == "" {
-			res.Why = "unexpected " + o.ErrText
+			res.Why = sayUnexpected.F(o.ErrText)
 		} else {
 			res.Why = "wanted error " + want + ", got " + orNone(o.ErrText)
 		}
@@ -228,9 +228,9 @@ func (closeKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		c.closed(2 * time.Second)
 	}
 	if held > 0 {
-		obs = append(obs, fmt.Sprintf("closed; the broker puts back the %d deliver%s held unacked there, to come again with redelivered=true", held, pluralY(held)))
+		obs = append(obs, sayClosedPutsBack.F(held, pluralY(held)))
 	} else {
-		obs = append(obs, "closed; nothing was held unacked there")
+		obs = append(obs, sayNothingHeld.F())
 	}
 	r.setOutcome(&Outcome{Source: "close", Extra: map[string]string{"requeued": strconv.Itoa(held)}})
 	res.Observed = strings.Join(obs, "\n")

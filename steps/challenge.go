@@ -75,7 +75,7 @@ func (challengeKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		return fail("%v", err)
 	}
 	r.setOutcome(chaosOutcome(sum))
-	line := fmt.Sprintf("seed %d: %d orders committed, applied once %d, lost %d, twice %d", sum.Seed, sum.Committed, sum.Once, sum.Lost, sum.Twice)
+	line := sayChallengeLine.F(sum.Seed, sum.Committed, sum.Once, sum.Lost, sum.Twice)
 	r.Env.Programs.Ran(c.Name, sum.Seed, sum.OK(), line)
 	var b strings.Builder
 	b.WriteString(line + "\n")
@@ -110,9 +110,9 @@ func (challengeKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	res := lab.Result{Passed: sum.OK(), Sent: []string{fmt.Sprintf("lab challenge run %s --seed %d -- %s", c.Name, sum.Seed, strings.Join(argv, " "))},
 		Observed: strings.TrimRight(b.String(), "\n")}
 	if sum.OK() {
-		res.Observed += fmt.Sprintf("\npassed under seed %d; the next run uses seed %d", sum.Seed, sum.Seed+1)
+		res.Observed += "\n" + sayChallengePassedLine.F(sum.Seed, sum.Seed+1)
 	} else {
-		res.Why = "the challenge failed: " + strings.Join(sum.Violations, "; ")
+		res.Why = sayChallengeFailed.F(strings.Join(sum.Violations, "; "))
 	}
 	return res
 }

@@ -143,22 +143,22 @@ func (chaosKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	r.st.chaosRuns[sum.Pipeline] = sum // the newest run of a pipeline counts
 	r.mu.Unlock()
 	r.setOutcome(chaosOutcome(sum))
-	verdict := "every invariant held"
+	verdict := sayEveryInvariant.F()
 	if !sum.OK() {
 		verdict = strings.Join(sum.Violations, "; ")
 	}
 	sent := fmt.Sprintf("lab chaos --pipeline %s --seed %d --orders %d --duration %s --relays %d --consumers %d",
 		sum.Pipeline, sum.Seed, o.Orders, o.Duration, o.Relays, o.Consumers)
-	obs := fmt.Sprintf("%d orders committed: applied once %d, lost %d, twice %d; duplicates absorbed %d; %d faults; commit→applied p99 %.0f ms: %s",
+	obs := sayChaosLine.F(
 		sum.Committed, sum.Once, sum.Lost, sum.Twice, sum.Absorbed, len(sum.Schedule), sum.LatencyP99, verdict)
 	// Every fault as it landed: the Chaos panel has room for the newest
 	// few, the step's output keeps them all.
 	for _, f := range sum.Timeline.Faults {
-		what := fmt.Sprintf("%6.2fs %s %s", float64(f.T)/1000, f.Kind, f.Target)
+		what := string(f.Kind) + " " + f.Target
 		if f.Point != "" {
 			what += " @" + f.Point
 		}
-		obs += "\n" + what + ": " + f.Result
+		obs += "\n" + sayChaosFaultLine.F(float64(f.T)/1000, what, f.Result)
 	}
 	return lab.Result{Passed: true, Sent: []string{sent}, Observed: obs}
 }

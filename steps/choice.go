@@ -133,9 +133,9 @@ func (sleepKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	select {
 	case <-t.C:
 	case <-ctx.Done():
-		return fail("interrupted")
+		return lab.Result{Why: sayInterrupted.F()}
 	}
-	return lab.Result{Passed: true, Observed: fmt.Sprintf("waited %s", d)}
+	return lab.Result{Passed: true, Observed: sayWaited.F(d)}
 }
 
 // serverKind is a branch the server decides, not the learner: where
@@ -183,7 +183,7 @@ func (serverKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	r.mu.Unlock()
 	for _, o := range Options(s) {
 		if o.Name == taken {
-			return lab.Result{Passed: true, Observed: fmt.Sprintf("%s → %s (this server, %s %s): %s", name, o.Name, s.Attrs["fact"], o.Name, o.Text)}
+			return lab.Result{Passed: true, Observed: sayServerOption.F(name, o.Name, s.Attrs["fact"], o.Name, o.Text)}
 		}
 	}
 	return fail("server step %s: the run took no path (%q)", name, taken)

@@ -156,19 +156,19 @@ func (expectKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		var un *unevaluable
 		if negated && !errors.As(err, &un) {
 			if err == nil {
-				err = fmt.Errorf("it holds (in %q)", o.Text())
+				err = sayHolds.E(o.Text())
 			} else {
 				err = nil
 			}
 		}
 		if err != nil {
 			res.Passed = false
-			lines = append(lines, "✗ "+line+": "+err.Error())
+			lines = append(lines, sayFailMark.F(line, err.Error()))
 			if res.Why == "" {
 				res.Why = line + ": " + err.Error()
 			}
 		} else {
-			lines = append(lines, "✓ "+line)
+			lines = append(lines, sayPassMark.F(line))
 		}
 	}
 	res.Observed = strings.Join(lines, "\n")
@@ -253,7 +253,7 @@ func verbOK(_ *Run, o *Outcome, _ string) error {
 
 func verbError(_ *Run, o *Outcome, arg string) error {
 	if o.Pending {
-		return fmt.Errorf("still waiting, no error yet")
+		return sayStillWaitingNoErr.E()
 	}
 	if o.ErrCode != arg {
 		if o.ErrCode == "" {
@@ -270,7 +270,7 @@ func verbAffected(_ *Run, o *Outcome, arg string) error {
 		return cannot("affected wants a number")
 	}
 	if o.ErrCode != "" || o.Pending {
-		return fmt.Errorf("the statement did not complete: %s", o.Text())
+		return sayNotComplete.E(o.Text())
 	}
 	if o.Affected != n {
 		return fmt.Errorf("%d rows affected", o.Affected)
@@ -291,7 +291,7 @@ func verbRows(_ *Run, o *Outcome, arg string) error {
 
 func verbValue(_ *Run, o *Outcome, arg string) error {
 	if len(o.Rows) == 0 || len(o.Rows[0]) == 0 {
-		return fmt.Errorf("no rows")
+		return sayNoRows.E()
 	}
 	if o.Rows[0][0] != arg {
 		return fmt.Errorf("value is %s", o.Rows[0][0])
@@ -301,7 +301,7 @@ func verbValue(_ *Run, o *Outcome, arg string) error {
 
 func checkRow(o *Outcome, i int, arg string) error {
 	if i >= len(o.Rows) {
-		return fmt.Errorf("only %d rows", len(o.Rows))
+		return sayOnlyRows.E(len(o.Rows))
 	}
 	want := strings.Split(arg, "|")
 	got := o.Rows[i]
@@ -318,7 +318,7 @@ func checkRow(o *Outcome, i int, arg string) error {
 
 func verbWaiting(_ *Run, o *Outcome, _ string) error {
 	if !o.Pending {
-		return fmt.Errorf("not waiting: %s", o.Text())
+		return sayNotWaiting.E(o.Text())
 	}
 	return nil
 }
@@ -363,7 +363,7 @@ func verbContains(r *Run, o *Outcome, arg string) error {
 		arg = labKeyRe.ReplaceAllStringFunc(arg, r.RedisKey)
 	}
 	if !strings.Contains(o.Text(), arg) {
-		return fmt.Errorf("not in %q", o.Text())
+		return sayNotIn.E(o.Text())
 	}
 	return nil
 }

@@ -152,11 +152,11 @@ func (nodesKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		n := nodes[i]
 		switch act {
 		case "kill":
-			sent[i] = fmt.Sprintf("%s (node %d)", set.Command("kill", n), k)
+			sent[i] = sayNodeKill.F(set.Command("kill", n), k)
 		case "stop":
-			sent[i] = fmt.Sprintf("%s (node %d): a clean shutdown", set.Command("stop", n), k)
+			sent[i] = sayNodeStop.F(set.Command("stop", n), k)
 		case "restart":
-			sent[i] = fmt.Sprintf("%s (node %d) on its data", set.Command("start", n), k)
+			sent[i] = sayNodeStart.F(set.Command("start", n), k)
 		}
 		wg.Add(1)
 		go func() {
@@ -201,7 +201,7 @@ func startNodes(ctx context.Context, r *Run, k int) lab.Result {
 		// what it can check there it checks. (A later step that needs the
 		// nodes skips, and that makes the lesson SKIPPED.)
 		return lab.Result{Passed: true,
-			Observed: "the lab cannot start RabbitMQ nodes of its own here (" + r.Env.Svc.Info.OwnBrokerNote + "); the lesson goes on against " + secret.URL(r.Env.Svc.Config.AMQP)}
+			Observed: sayNoOwnNodes.F(r.Env.Svc.Info.OwnBrokerNote, secret.URL(r.Env.Svc.Config.AMQP))}
 	}
 	set, took, from, err := useNodes(ctx, r, k, func(c context.Context) (*node.Set, error) {
 		return node.Start(c, r.Env.Svc.NodeOptions(k))
@@ -209,19 +209,19 @@ func startNodes(ctx context.Context, r *Run, k int) lab.Result {
 	if err != nil {
 		return fail("%v", err)
 	}
-	what := "a RabbitMQ node of the lab's own"
+	what := sayNodeOfOwn.F()
 	if k > 1 {
-		what = fmt.Sprintf("a cluster of %d RabbitMQ nodes of the lab's own", k)
+		what = sayClusterOfOwn.F(k)
 	}
 	sent := fmt.Sprintf("%s (RabbitMQ %s)", set.Started(), set.Version)
-	obs := fmt.Sprintf("%s started in %s; this lesson's AMQP steps use it from here on\n%s", what, durText(took), nodesTable(r, set))
+	obs := sayNodesStartedLine.F(what, durText(took)) + "\n" + nodesTable(r, set)
 	obs = from.note + obs
 	if from.warmed {
-		obs = fmt.Sprintf("%s booted in %s, in the background since the lesson began; ready %s after this step began; this lesson's AMQP steps use it from here on\n%s", what, durText(from.booted), durText(took), nodesTable(r, set))
+		obs = sayNodesBootedLine.F(what, durText(from.booted), durText(took)) + "\n" + nodesTable(r, set)
 	}
 	if from.reused {
-		sent = fmt.Sprintf("the nodes the previous option left: every node running, its queues and exchanges deleted (RabbitMQ %s; %s)", set.Version, set.Started())
-		obs = fmt.Sprintf("%s from the previous option, ready again in %s (no new boot); this lesson's AMQP steps use it from here on\n%s", what, durText(took), nodesTable(r, set))
+		sent = sayNodesLeft.F(set.Version, set.Started())
+		obs = sayNodesReusedLine.F(what, durText(took)) + "\n" + nodesTable(r, set)
 	}
 	return lab.Result{Passed: true, Sent: []string{sent}, Observed: obs}
 }
@@ -234,8 +234,7 @@ func attachCluster(ctx context.Context, r *Run, urls, control []string) lab.Resu
 		return fail("%v", err)
 	}
 	sent := fmt.Sprintf("%s=%s (RabbitMQ %s)", node.ClusterEnv, strings.Join(secretURLs(urls), ","), set.Version)
-	obs := fmt.Sprintf("the cluster %s names, driven with %s, answered in %s; this lesson's AMQP steps use it from here on, and the nodes it leaves down are started again when it ends\n%s",
-		node.ClusterEnv, strings.Join(control, " "), durText(took), nodesTable(r, set))
+	obs := sayNodesAnsweredLine.F(node.ClusterEnv, strings.Join(control, " "), durText(took)) + "\n" + nodesTable(r, set)
 	return lab.Result{Passed: true, Sent: []string{sent}, Observed: obs}
 }
 
@@ -256,7 +255,7 @@ func useNodes(ctx context.Context, r *Run, k int, open func(context.Context) (*n
 	from.reused = set != nil && !from.warmed
 	from.warmed = set != nil && from.warmed
 	if why != nil {
-		from.note = "the previous option's nodes could not be used again (" + why.Error() + "), so new ones booted\n"
+		from.note = sayNodesNotReused.F(why.Error()) + "\n"
 	}
 	if set == nil {
 		if set, err = open(c); err != nil {

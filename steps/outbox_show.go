@@ -39,5 +39,5 @@ func (showKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		return fail("%v", err)
 	}
 	text = r.Env.Svc.Names.SQL(strings.TrimSpace(text))
-	return lab.Result{Passed: true, Observed: "sql/" + s.Attrs["file"] + " (shown, not run):\n" + text}
+	return lab.Result{Passed: true, Observed: sayShown.F(s.Attrs["file"]) + "\n" + text}
 }

@@ -96,7 +96,7 @@ func (resetKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		if err := services.Mark(ctx, svc.MySQL, name); err != nil {
 			return fail("%v", err)
 		}
-		obs = append(obs, "recreated "+name+" from sql/"+labsql.Schema(db))
+		obs = append(obs, sayRecreated.F(name, labsql.Schema(db)))
 	}
 	if pat := s.Attrs["redis"]; pat != "" {
 		if svc.Redis == nil {
@@ -108,7 +108,7 @@ func (resetKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 			return fail("reset redis: %v", err)
 		}
 		res.Sent = append(res.Sent, "SCAN 0 MATCH "+pat+" / DEL")
-		obs = append(obs, fmt.Sprintf("deleted %d Redis key(s) matching %s", n, pat))
+		obs = append(obs, sayDeletedKeys.F(n, pat))
 	}
 	hooksMu.Lock()
 	hs := append([]resetHook(nil), hooks...)

@@ -312,7 +312,7 @@ var offline = map[string]bool{"sleep": true, "choice": true, "predict": true, "e
 func (r *Run) Step(ctx context.Context, s *lab.Step) lab.Result {
 	if !r.Applies(s) {
 		return lab.Result{Kind: s.Kind, Passed: true, Skipped: true, Line: s.Line,
-			Why: "not on this path (" + s.Attrs["when"] + ")"}
+			Why: sayNotOnPath.F(s.Attrs["when"])}
 	}
 	k, ok := Lookup(s.Kind)
 	if !ok {

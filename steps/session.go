@@ -296,7 +296,7 @@ func setErr(o *Outcome, err error) {
 func (o *Outcome) Text() string {
 	switch {
 	case o.Pending:
-		return fmt.Sprintf("… still waiting after %s (blocked inside the server)", o.Elapsed.Round(10*time.Millisecond))
+		return sayStillWaiting.F(o.Elapsed.Round(10 * time.Millisecond))
 	case o.Shown != "":
 		return o.Shown
 	case o.ErrText != "":

@@ -120,7 +120,7 @@ func (sqlKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		if o.Pending {
 			if !blocks {
 				res.Passed = false
-				res.Why = fmt.Sprintf("statement still waiting after %s (a lock held by another session?)", wait)
+				res.Why = sayStmtWaiting.F(wait)
 			}
 			break
 		}
@@ -128,9 +128,9 @@ func (sqlKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 			want := s.Attrs["error"]
 			if want != o.ErrCode {
 				res.Passed = false
-				res.Why = "unexpected " + o.ErrText
+				res.Why = sayUnexpected.F(o.ErrText)
 				if want != "" {
-					res.Why = fmt.Sprintf("wanted error %s, got %s", want, o.ErrText)
+					res.Why = sayWantedErrGot.F(want, o.ErrText)
 				}
 			}
 			break
@@ -138,7 +138,7 @@ func (sqlKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		if i == len(stmts)-1 {
 			if want := s.Attrs["error"]; want != "" {
 				res.Passed = false
-				res.Why = fmt.Sprintf("wanted error %s, but every statement succeeded", want)
+				res.Why = sayWantedErrNone.F(want)
 			}
 			if blocks {
 				res.Passed = false
@@ -202,16 +202,16 @@ func (awaitKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	o := sess.Await(timeout)
 	r.touchSQL()
 	r.setOutcome(o)
-	res := lab.Result{Passed: true, Observed: fmt.Sprintf("[%s] %s\n[%s] waited %s in all", name, o.Text(), name, o.Elapsed.Round(time.Millisecond))}
+	res := lab.Result{Passed: true, Observed: "[" + name + "] " + o.Text() + "\n" + sayAwaitAllLine.F(name, o.Elapsed.Round(time.Millisecond))}
 	if o.Pending {
 		res.Passed = false
 		res.Why = "still waiting after " + timeout.String()
 	} else if o.ErrCode != "" && o.ErrCode != s.Attrs["error"] {
 		res.Passed = false
-		res.Why = "unexpected " + o.ErrText
+		res.Why = sayUnexpected.F(o.ErrText)
 	} else if o.ErrCode == "" && s.Attrs["error"] != "" {
 		res.Passed = false
-		res.Why = "wanted error " + s.Attrs["error"] + ", but the statement succeeded"
+		res.Why = sayWantedErrStmt.F(s.Attrs["error"])
 	}
 	return res
 }
@@ -250,13 +250,13 @@ func awaitAll(r *Run, s *lab.Step, names []string, timeout time.Duration) lab.Re
 			result = out.ErrText
 		}
 		o.Rows = append(o.Rows, []string{n, result, out.Elapsed.Round(time.Millisecond).String()})
-		obs = append(obs, fmt.Sprintf("[%s] %s (waited %s)", n, out.Text(), out.Elapsed.Round(time.Millisecond)))
+		obs = append(obs, sayAwaitOne.F(n, out.Text(), out.Elapsed.Round(time.Millisecond)))
 		switch {
 		case !res.Passed:
 		case out.Pending:
-			res.Passed, res.Why = false, fmt.Sprintf("session %s still waiting after %s", n, timeout)
+			res.Passed, res.Why = false, saySessWaiting.F(n, timeout)
 		case out.ErrCode != "" && out.ErrCode != s.Attrs["error"]:
-			res.Passed, res.Why = false, fmt.Sprintf("session %s: unexpected %s", n, out.ErrText)
+			res.Passed, res.Why = false, saySessUnexpected.F(n, out.ErrText)
 		}
 		o.Elapsed = max(o.Elapsed, out.Elapsed)
 	}

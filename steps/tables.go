@@ -16,9 +16,9 @@ const MaxTableRows = 200
 // The reasons a table cannot be read that a learner can act on; the screen
 // words them in the learner's language.
 var (
-	ErrNoMySQL    = errors.New("no MySQL connection")
-	ErrNoDatabase = errors.New("database not created yet (run the lesson's reset step)")
-	ErrNoTable    = errors.New("table not created yet (a step of the lesson creates it)")
+	ErrNoMySQL    = sayNoMySQL.E()
+	ErrNoDatabase = sayNoDatabase.E()
+	ErrNoTable    = sayNoTable.E()
 )
 
 // TableRead is one of a lesson's TableViews as read now. Cells are the

@@ -85,7 +85,7 @@ func (spawnKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	}
 	st := p.Status()
 	r.setOutcome(workerOutcome(p))
-	return lab.Result{Passed: true, Sent: []string{cmd}, Observed: fmt.Sprintf("started %s (pid %d)", spec.Name, st.PID)}
+	return lab.Result{Passed: true, Sent: []string{cmd}, Observed: sayStarted.F(spec.Name, st.PID)}
 }
 
 func workerOutcome(p *worker.Process) *Outcome {
@@ -113,7 +113,7 @@ func (r *Run) worker(s *lab.Step) (*worker.Process, error) {
 	name := s.Attrs["worker"]
 	p := r.Workers.Get(name)
 	if p == nil {
-		return nil, fmt.Errorf("no worker named %s was started in this lesson", name)
+		return nil, sayNoWorker.E(name)
 	}
 	return p, nil
 }
@@ -181,11 +181,11 @@ func (waitKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	}
 	switch st.State {
 	case worker.Paused:
-		obs += fmt.Sprintf("%s is paused at %s (pid %d)", p.Name, st.Point, st.PID)
+		obs += sayPaused.F(p.Name, st.Point, st.PID)
 	case worker.Exited:
-		obs += fmt.Sprintf("%s exited with code %d", p.Name, st.ExitCode)
+		obs += sayExited.F(p.Name, st.ExitCode)
 	default:
-		obs += fmt.Sprintf("%s is %s, last point %s", p.Name, st.State, st.Point)
+		obs += sayStateAt.F(p.Name, st.State, st.Point)
 	}
 	if err != nil {
 		return lab.Result{Observed: obs, Why: waitWhy(p.Name, until, timeout, st, err)}
@@ -195,7 +195,7 @@ func (waitKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	if until == "exit" {
 		want, _ := strconv.Atoi(s.Attr("exit", "0"))
 		if st.ExitCode != want {
-			return lab.Result{Observed: obs, Why: fmt.Sprintf("%s exited with code %d, not %d (the lesson says exit=%d when a worker is meant to fail)", p.Name, st.ExitCode, want, want)}
+			return lab.Result{Observed: obs, Why: sayExitNot.F(p.Name, st.ExitCode, want, want)}
 		}
 	}
 	return lab.Result{Passed: true, Observed: obs}
@@ -226,7 +226,7 @@ func (killKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		// key bar invites): what this step would do is done; say so and
 		// let the lesson go on.
 		r.setOutcome(workerOutcome(p))
-		return lab.Result{Passed: true, Observed: fmt.Sprintf("%s was already killed (SIGKILL at %s, by hand): the lesson goes on from there", p.Name, st.Point)}
+		return lab.Result{Passed: true, Observed: sayAlreadyKilled.F(p.Name, st.Point)}
 	case worker.Exited:
 		return fail("worker %s already exited with code %d: there is nothing left to kill (did the lesson wait for the wrong point?)", p.Name, st.ExitCode)
 	}
@@ -235,7 +235,7 @@ func (killKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	}
 	r.setOutcome(workerOutcome(p))
 	return lab.Result{Passed: true, Sent: []string{fmt.Sprintf("kill -KILL %d", st.PID)},
-		Observed: fmt.Sprintf("SIGKILL %s (pid %d) at %s: the process is gone", p.Name, st.PID, st.Point)}
+		Observed: sayKilled.F(p.Name, st.PID, st.Point)}
 }
 
 // resumeKind lets a paused worker go on.
@@ -257,7 +257,7 @@ func (resumeKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	if err := p.Continue(); err != nil {
 		return fail("%v", err)
 	}
-	return lab.Result{Passed: true, Observed: fmt.Sprintf("%s goes on from %s", p.Name, pt)}
+	return lab.Result{Passed: true, Observed: sayGoesOn.F(p.Name, pt)}
 }
 
 // stopKind asks a worker to stop gracefully (SIGTERM), killing it after 5s.
@@ -280,7 +280,7 @@ func (stopKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	}
 	o := workerOutcome(p)
 	r.setOutcome(o)
-	return lab.Result{Passed: true, Observed: fmt.Sprintf("%s stopped (%s, code %s)", p.Name, o.Extra["state"], o.Extra["exit"])}
+	return lab.Result{Passed: true, Observed: sayStopped.F(p.Name, o.Extra["state"], o.Extra["exit"])}
 }
 
 // providerVar is ${provider}: the SMS provider's base URL, which only the
@@ -303,13 +303,18 @@ func (r *Run) learnAddress(p *worker.Process, out []string) {
 // waitWhy says what a wait waited for and what it saw instead: under load
 // the question is whether the worker never got there or got somewhere else.
 func waitWhy(name, until string, timeout time.Duration, st worker.Status, err error) string {
-	goal := "reach " + until
-	if until == "exit" {
-		goal = "exit"
-	}
-	why := fmt.Sprintf("waited %s for %s to %s: it is %s, last point %s", timeout, name, goal, st.State, orNone(st.Point))
+	point := orNone(st.Point)
+	cause := ""
 	if !errors.Is(err, context.DeadlineExceeded) {
-		why += " (" + err.Error() + ")"
+		cause = err.Error()
 	}
-	return why
+	switch {
+	case until == "exit" && cause == "":
+		return sayWaitExit.F(timeout, name, st.State, point)
+	case until == "exit":
+		return sayWaitExitErr.F(timeout, name, st.State, point, cause)
+	case cause == "":
+		return sayWaitReach.F(timeout, name, until, st.State, point)
+	}
+	return sayWaitReachErr.F(timeout, name, until, st.State, point, cause)
 }

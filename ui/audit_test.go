@@ -26,12 +26,13 @@ type auditor struct {
 	d      *driver
 	a      *App
 	prose  map[string]bool // lang/lesson/width whose prose was checked
+	said   map[string]bool // untranslated lines already reported
 	chrome []string        // English chrome fragments no Chinese frame may show
 	frames int
 }
 
 func newAuditor(t *testing.T, d *driver, a *App) *auditor {
-	return &auditor{t: t, d: d, a: a, prose: map[string]bool{}, chrome: englishChrome()}
+	return &auditor{t: t, d: d, a: a, prose: map[string]bool{}, said: map[string]bool{}, chrome: englishChrome()}
 }
 
 // frame draws the App's present state at every audit size, in English and
@@ -64,6 +65,20 @@ func (au *auditor) frame(where string) {
 		au.d.run(a.switchLang())
 	}
 	au.d.handle(tea.WindowSizeMsg{Width: w0, Height: h0})
+	// The steps' own lines as the Chinese screen says them (the frames
+	// above allow them wholesale: rows and programs' lines are data).
+	if l := a.current(); l != nil && a.sess != nil {
+		var rs []lab.Result
+		for _, r := range a.sess.results {
+			rs = append(rs, r)
+		}
+		for _, u := range steps.Untranslated("zh", l, rs) {
+			if !au.said[u] {
+				au.said[u] = true
+				t.Errorf("%s: English in a Chinese frame: %s", where, u)
+			}
+		}
+	}
 }
 
 // check audits the frame drawn now.

@@ -295,7 +295,10 @@ func (p *lessonPane) result(s *lab.Step, r lab.Result, total, w int) (lines []st
 			sent = terminate(sent)
 		}
 		for _, line := range sent {
-			for _, l := range strings.Split(asciiSafe(line), "\n") {
+			for _, l := range strings.Split(line, "\n") {
+				// A command's note is the lab's words (a clean shutdown):
+				// said in the screen's language, then made safe.
+				l = asciiSafe(localObserved(p.c.lang, l))
 				lines = append(lines, styleLines(st.Code, wrapCode("  "+plain.Text(l), w))...)
 			}
 		}
@@ -319,9 +322,9 @@ func (p *lessonPane) result(s *lab.Step, r lab.Result, total, w int) (lines []st
 	if obs != "" {
 		// What a step observed came from tables, messages, keys and
 		// programs: plain text, line by line, before the terminal.
-		ls := strings.Split(asciiSafe(obs), "\n")
+		ls := strings.Split(obs, "\n")
 		for i := range ls {
-			ls[i] = localObserved(p.c.lang, plain.Text(ls[i]))
+			ls[i] = asciiSafe(plain.Text(localObserved(p.c.lang, ls[i])))
 		}
 		for _, l := range reflowTables(ls, w-2) {
 			lines = append(lines, wrapStyled(st.Observed, "  "+l, w)...)
@@ -345,6 +348,7 @@ func wrapStyled(style interface{ Render(...string) string }, text string, w int)
 func (p *lessonPane) View() string {
 	st, t := p.c.st, p.c.t()
 	iw := p.textWidth()
+	p.fitAction(iw)
 	title := t.NoLessonOpen
 	if p.lesson != nil {
 		title = fmt.Sprintf("%d. %s", p.lesson.Number, oneLine(p.lesson.Title))
@@ -361,6 +365,16 @@ func (p *lessonPane) View() string {
 	body = append(body, st.Dim.Render(p.rule(iw)))
 	body = append(body, p.action(iw)...)
 	return pane(st, p.active, title, body, p.w, p.h)
+}
+
+// fitAction gives the action area the lines it has grown to since the last
+// layout: a wait line's timer gains a digit and wraps, a second session
+// starts waiting. The text gives up the lines (the rule counts them below)
+// rather than the action losing its last; the next layout settles it.
+func (p *lessonPane) fitAction(iw int) {
+	if act := len(p.action(iw)); p.vp.Height()+1+act > p.h-2 {
+		p.vp.SetHeight(max(p.h-2-1-act, 1))
+	}
 }
 
 // isMenu reports whether a step asks the learner to pick an option first:

@@ -47,8 +47,9 @@ func TestAParagraphOfOnePathShowsOnlyOnIt(t *testing.T) {
 	}
 }
 
-// The lab's own lines in a step's output are said in the screen's language;
-// what came from a table or a program is not touched.
+// The lab's own lines in a step's output are said in the screen's language
+// (before the pane makes … and ← plain); what came from a table or a
+// program is not touched.
 func TestTheLabsOwnStepLinesAreSaidInChinese(t *testing.T) {
 	for in, want := range map[string]string{
 		"recreated blog_idempotency_lab_alice from sql/idempotency/schema.sql": "已按 sql/idempotency/schema.sql 重建 blog_idempotency_lab_alice",
@@ -56,15 +57,15 @@ func TestTheLabsOwnStepLinesAreSaidInChinese(t *testing.T) {
 		"[B] Query OK, 1 row affected (waited 850ms)": "[B] Query OK, 1 row affected（等待 850ms）",
 		"waited 3s": "等待了 3s",
 		"waited 30s for c7 to exit: it is running, last point none":                  "等待 c7 退出 30s 仍未等到：它的状态是 running，最后到达的点是 none",
-		"waited 30s for c3 to reach poisoned: it is exited, last point received (x)": "等待 c3 到达 poisoned 30s 仍未等到：它的状态是 exited，最后到达的点是 received (x)",
+		"waited 30s for c3 to reach poisoned: it is exited, last point received (x)": "等待 c3 到达 poisoned 30s 仍未等到：它的状态是 exited，最后到达的点是 received（x）",
 		"orders.quorum_t ready is 1, still not 2 after 10s":                          "orders.quorum_t 的 ready 为 1，10s 后仍不是 2",
 		"recreated by a consumer":                                                    "recreated by a consumer", // a row's text
-		"... still waiting after 1s (blocked inside the server)":                     "... 已等待 1s 仍未完成（在服务器内阻塞）",
-		"ok value 10": "ok 通过：value 10",
-		"<- basic.ack for publish seq 1 after 3ms: the broker took responsibility for the message":                   "<- basic.ack（发布序号 1，3ms 后）：broker 已为这条消息负责",
-		"<- basic.return 312 NO_ROUTE (exchange \"\", routing key \"x\", message-id m1): no queue took the message":  "<- basic.return 312 NO_ROUTE (exchange \"\", routing key \"x\", message-id m1)：没有队列接收这条消息",
-		"<- no confirm: channel c1 closed first (cut); the library reports ack=false, which means unknown, not lost": "<- 没有确认：通道 c1 先关闭了（cut）；客户端库报告 ack=false，意思是结果未知，不是丢失",
-		"statement still waiting after 1s (a lock held by another session?)":                                         "语句等待 1s 后仍未完成（是否有其他会话持有锁？）",
+		"… still waiting after 1s (blocked inside the server)":                       "… 已等待 1s 仍未完成（在服务器内阻塞）",
+		"✓ value 10": "✓ 通过：value 10",
+		"← basic.ack for publish seq 1 after 3ms: the broker took responsibility for the message":                   "← basic.ack（发布序号 1，3ms 后）：Broker 已为这条消息负责",
+		"← basic.return 312 NO_ROUTE (exchange \"\", routing key \"x\", message-id m1): no queue took the message":  "← basic.return 312 NO_ROUTE（交换机 \"\"，路由键 \"x\"，message-id m1）：没有队列接收这条消息",
+		"← no confirm: channel c1 closed first (cut); the library reports ack=false, which means unknown, not lost": "← 没有确认：通道 c1 先关闭了（cut）；客户端库报告 ack=false，意思是结果未知，不是丢失",
+		"statement still waiting after 1s (a lock held by another session?)":                                        "语句等待 1s 后仍未完成（是否有其他会话持有锁？）",
 	} {
 		if got := localObserved("zh", in); got != want {
 			t.Errorf("zh %q: %q, want %q", in, got, want)

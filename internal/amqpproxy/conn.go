@@ -171,7 +171,7 @@ func (c *conn) noteEnd(dir Direction, err error) {
 	if c.closing() {
 		return
 	}
-	note := "closed by peer"
+	note := sayClosedByPeer.F()
 	if !errors.Is(err, io.EOF) {
 		note = err.Error()
 	}
@@ -216,7 +216,7 @@ func (c *conn) writeLoop(dir Direction, dst net.Conn, q <-chan chunk) {
 			}
 		}
 		if ch.cut {
-			c.p.record([]Event{{Time: time.Now(), Conn: c.id, Dir: dir, Name: "connection cut", Note: "CutAfter or CutBefore matched; closing both sides"}}, Counts{})
+			c.p.record([]Event{{Time: time.Now(), Conn: c.id, Dir: dir, Name: "connection cut", Note: sayCutMatched.F()}}, Counts{})
 			return
 		}
 	}
@@ -255,7 +255,7 @@ func (c *conn) handle(dir Direction, f Frame, raw []byte, now time.Time) (outs [
 	watch := c.p.watcher()
 	switch {
 	case isMethod && c.p.forbidden(dir, class, method):
-		ev.Dropped, ev.Note = true, "Forbid: refused; the connection closes instead"
+		ev.Dropped, ev.Note = true, sayForbid.F()
 		c.p.record([]Event{ev}, delta)
 		if watch != nil {
 			watch(Wire{Time: now, Conn: c.id, Dir: dir, Channel: f.Channel, Op: "forbidden", Method: MethodName(class, method), Cut: true})
@@ -263,7 +263,7 @@ func (c *conn) handle(dir Direction, f Frame, raw []byte, now time.Time) (outs [
 		return [][]byte{nil}, true, 0
 
 	case isMethod && c.p.consumeCutBefore(dir, class, method):
-		ev.Dropped, ev.Note = true, "CutBefore: not forwarded; the connection closes instead"
+		ev.Dropped, ev.Note = true, sayCutBefore.F()
 		c.p.record([]Event{ev}, delta)
 		if st != nil && dir == ToBroker && class == ClassBasic && method == MethodBasicPublish {
 			st.cutOnHeader = true
@@ -297,7 +297,7 @@ func (c *conn) handle(dir Direction, f Frame, raw []byte, now time.Time) (outs [
 
 	case st != nil && st.skipping && dir == ToClient && !isMethod:
 		c.skipContent(st, f)
-		ev.Dropped, ev.Note = true, "content of dropped basic.return"
+		ev.Dropped, ev.Note = true, sayDroppedContent.F()
 		logged, outs = true, nil
 
 	case !isMethod:
@@ -310,7 +310,7 @@ func (c *conn) handle(dir Direction, f Frame, raw []byte, now time.Time) (outs [
 	case dir == ToBroker && class == ClassConfirm && method == MethodConfirmSelect:
 		if !st.confirm {
 			st.confirm = true
-			ev.Note = "confirm mode: publish seqs count from 1"
+			ev.Note = sayConfirmMode.F()
 		}
 
 	case dir == ToBroker && class == ClassBasic && method == MethodBasicPublish:
@@ -329,7 +329,7 @@ func (c *conn) handle(dir Direction, f Frame, raw []byte, now time.Time) (outs [
 		if c.p.shouldDropReturn(c.returns) {
 			st.skipping, st.awaitHeader, st.skipBody = true, true, 0
 			ev.Dropped = true
-			ev.Note = fmt.Sprintf("DropReturn: return #%d of this connection dropped with its content", c.returns)
+			ev.Note = sayDropReturn.F(c.returns)
 			delta.ReturnsDropped++
 			outs = nil
 		} else {
@@ -347,10 +347,10 @@ func (c *conn) handle(dir Direction, f Frame, raw []byte, now time.Time) (outs [
 	}
 	if len(outs) > 0 && isMethod && c.p.consumeCut(dir, class, method) {
 		cut = true
-		ev.Note = joinNote(ev.Note, "CutAfter: connection closes after this frame")
+		ev.Note = joinNote(ev.Note, sayCutAfterFrame.F())
 	}
 	if delay > 0 && len(outs) > 0 {
-		ev.Note = joinNote(ev.Note, "delayed "+delay.String())
+		ev.Note = joinNote(ev.Note, sayDelayed.F(delay))
 	}
 	if logged {
 		evs = append([]Event{ev}, evs...)
@@ -417,7 +417,7 @@ func (c *conn) confirm(st *chanState, f Frame, raw []byte, ev *Event, delta *Cou
 	if !multiple {
 		if len(drop) > 0 {
 			ev.Dropped = true
-			ev.Note = fmt.Sprintf("DropConfirm: confirm for seq %d dropped", tag)
+			ev.Note = sayDropConfirm.F(tag)
 			return nil, nil
 		}
 		delta.ConfirmsForwarded++
@@ -445,7 +445,7 @@ func (c *conn) confirm(st *chanState, f Frame, raw []byte, ev *Event, delta *Cou
 	if earlier {
 		why = append(why, "an earlier dropped seq must stay unconfirmed")
 	}
-	ev.Note = fmt.Sprintf("DropConfirm: rewritten into individual confirms for %s (%s)", seqList(keep), strings.Join(why, "; "))
+	ev.Note = sayRewritten.F(seqList(keep), strings.Join(why, "; "))
 	outs := make([][]byte, 0, len(keep))
 	evs := make([]Event, 0, len(keep))
 	for _, seq := range keep {
@@ -457,7 +457,7 @@ func (c *conn) confirm(st *chanState, f Frame, raw []byte, ev *Event, delta *Cou
 		}
 		outs = append(outs, b)
 		sf := Frame{Type: FrameMethod, Channel: f.Channel, Payload: b[7 : len(b)-1]}
-		evs = append(evs, Event{Time: ev.Time, Conn: c.id, Dir: ToClient, Channel: f.Channel, Name: sf.Name(), Note: "synthesized by proxy"})
+		evs = append(evs, Event{Time: ev.Time, Conn: c.id, Dir: ToClient, Channel: f.Channel, Name: sf.Name(), Note: saySynthesized.F()})
 	}
 	delta.ConfirmsForwarded += len(keep)
 	return outs, evs

@@ -321,22 +321,22 @@ func classify(committed, stale bool, delta int64, conflicted bool) category {
 func violations(s *Summary) []string {
 	v := []string{}
 	if n := s.Once + s.Lost + s.Twice + s.Wrong + s.Stale + s.Phantom + s.Unplaced; n != s.Orders {
-		v = append(v, fmt.Sprintf("checker: %d of %d orders fell in no category (a bug of the lab's: report it)", s.Orders-n, s.Orders))
+		v = append(v, sayVNoCategory.F(s.Orders-n, s.Orders))
 	}
 	if s.Wrong > 0 {
-		v = append(v, fmt.Sprintf("amount: %d orders' accounts changed by what no number of applications of their amount gives (orders %v): add the amount, never set the balance", s.Wrong, s.WrongOrders))
+		v = append(v, sayVAmount.F(s.Wrong, s.WrongOrders))
 	}
 	if s.Lost > 0 {
-		v = append(v, fmt.Sprintf("lost: %d committed orders were never applied (orders %v)", s.Lost, s.LostOrders))
+		v = append(v, sayVLost.F(s.Lost, s.LostOrders))
 	}
 	if s.Twice > 0 {
-		v = append(v, fmt.Sprintf("twice: %d orders were applied more than once (orders %v)", s.Twice, s.TwiceOrders))
+		v = append(v, sayVTwice.F(s.Twice, s.TwiceOrders))
 	}
 	if s.Stale > 0 {
-		v = append(v, fmt.Sprintf("stale: %d orders ended in an older state than their newest event's (orders %v)", s.Stale, s.StaleOrders))
+		v = append(v, sayVStale.F(s.Stale, s.StaleOrders))
 	}
 	if s.ConflictsMissed > 0 {
-		v = append(v, fmt.Sprintf("conflict: %d of %d orders had a repeat with another amount and no conflict was recorded in consumed_conflict (orders %v)",
+		v = append(v, sayVConflict.F(
 			s.ConflictsMissed, s.Conflicts, s.ConflictMissOrders))
 	}
 	if s.Phantom > 0 {

@@ -330,7 +330,7 @@ func (r *Run) inject(ctx context.Context, i int, f Fault) string {
 		return r.pause(ctx, f)
 	case DropConfirm:
 		r.proxy.DropNextConfirms(1)
-		return "the next publisher confirm from the broker is dropped"
+		return sayDroppedConfirm.F()
 	case CutAMQP:
 		m := amqpproxy.Match{Dir: amqpproxy.ToBroker, Class: amqpproxy.ClassBasic, Method: amqpproxy.MethodBasicPublish}
 		what := "basic.publish"
@@ -338,14 +338,14 @@ func (r *Run) inject(ctx context.Context, i int, f Fault) string {
 			m.Method, what = amqpproxy.MethodBasicAck, "basic.ack"
 		}
 		r.proxy.CutAfter(m)
-		return "the connection that sends the next " + what + " is cut right after it"
+		return sayCutNext.F(what)
 	case RestartBroker:
 		return r.restartBroker(ctx)
 	case CutMySQL:
 		return r.cutMySQL(ctx, i, f)
 	case SMSTimeout, SMSError:
 		if r.sms == nil {
-			return "no SMS provider in this run: nothing done"
+			return sayNoSMS.F()
 		}
 		return r.sms.inject(f.Kind)
 	}
@@ -358,51 +358,51 @@ const armWait = 3 * time.Second
 func (r *Run) kill(ctx context.Context, f Fault) string {
 	m := r.sup.get(f.Target)
 	if m == nil {
-		return "no such process"
+		return sayNoProcess.F()
 	}
 	p := m.current()
 	if p == nil {
 		if m.finished() {
-			return "already finished"
+			return sayFinished.F()
 		}
-		return "not running (being restarted)"
+		return sayRestarting.F()
 	}
 	if f.Point == "" {
 		st := p.Status()
 		p.Kill()
-		return fmt.Sprintf("SIGKILL pid %d (last point %s)", st.PID, orNone(st.Point))
+		return sayKilledAt.F(st.PID, orNone(st.Point))
 	}
 	if err := p.Arm(f.Point); err != nil {
-		return "not running: " + err.Error()
+		return sayNotRunning.F(err.Error())
 	}
 	c, cancel := context.WithTimeout(ctx, armWait)
 	defer cancel()
 	if err := p.WaitPaused(c, f.Point); err != nil {
 		st := p.Status()
 		if st.State == worker.Exited || st.State == worker.Killed {
-			return "it died before reaching " + f.Point
+			return sayDiedBefore.F(f.Point)
 		}
 		p.Kill()
-		return fmt.Sprintf("did not reach %s within %s: SIGKILL pid %d where it was (last point %s)", f.Point, armWait, st.PID, orNone(st.Point))
+		return sayKilledWhere.F(f.Point, armWait, st.PID, orNone(st.Point))
 	}
 	pid := p.PID()
 	p.Kill()
-	return fmt.Sprintf("SIGKILL pid %d paused at %s", pid, f.Point)
+	return sayKilledPaused.F(pid, f.Point)
 }
 
 func (r *Run) pause(ctx context.Context, f Fault) string {
 	m := r.sup.get(f.Target)
 	p := m.current()
 	if p == nil {
-		return "not running (being restarted)"
+		return sayRestarting.F()
 	}
 	if err := p.Arm(f.Point); err != nil {
-		return "not running: " + err.Error()
+		return sayNotRunning.F(err.Error())
 	}
 	c, cancel := context.WithTimeout(ctx, armWait)
 	defer cancel()
 	if err := p.WaitPaused(c, f.Point); err != nil {
-		return fmt.Sprintf("did not reach %s within %s: not paused", f.Point, armWait)
+		return sayNotPaused.F(f.Point, armWait)
 	}
 	hold := time.Duration(r.O.Lease)*time.Second + 1500*time.Millisecond
 	select {
@@ -410,19 +410,19 @@ func (r *Run) pause(ctx context.Context, f Fault) string {
 	case <-time.After(hold):
 	}
 	if err := p.Continue(); err != nil {
-		return fmt.Sprintf("paused at %s; not resumed: %v", f.Point, err)
+		return sayNotResumed.F(f.Point, err)
 	}
-	return fmt.Sprintf("paused at %s for %s (lease %ds), then resumed", f.Point, hold, r.O.Lease)
+	return sayResumed.F(f.Point, hold, r.O.Lease)
 }
 
 func (r *Run) restartBroker(ctx context.Context) string {
 	if r.nodes == nil {
-		return "no broker node of the lab's own: nothing restarted"
+		return sayNoOwnNode.F()
 	}
 	// A node takes 5–20 s to come back; a second restart meanwhile would
 	// kill it while it boots.
 	if !r.brokerMu.TryLock() {
-		return "the broker is still coming back from the previous restart: nothing done"
+		return sayStillComing.F()
 	}
 	defer r.brokerMu.Unlock()
 	began := time.Now()
@@ -431,15 +431,15 @@ func (r *Run) restartBroker(ctx context.Context) string {
 	}
 	select {
 	case <-ctx.Done():
-		return "interrupted while the broker was down"
+		return sayInterruptedDown.F()
 	case <-time.After(500 * time.Millisecond):
 	}
 	c, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
 	if err := r.nodes.Restart(c, 1); err != nil {
-		return "killed; restart failed: " + err.Error()
+		return sayRestartFailed.F(err.Error())
 	}
-	return fmt.Sprintf("SIGKILL of the broker node, started again on its data, accepting connections after %.1fs", time.Since(began).Seconds())
+	return sayBrokerBack.F(time.Since(began).Seconds())
 }
 
 // cutMySQL kills one of the workers' sessions on the target database; the
@@ -456,14 +456,14 @@ func (r *Run) cutMySQL(ctx context.Context, i int, f Fault) string {
 		return "cannot list the sessions: " + err.Error()
 	}
 	if len(ids) == 0 {
-		return "no session open on " + db
+		return sayNoSession.F(db)
 	}
 	rng := rand.New(rand.NewPCG(r.O.Seed, uint64(i)))
 	id := ids[rng.IntN(len(ids))]
 	if _, err := r.server.ExecContext(c, fmt.Sprintf("KILL CONNECTION %d", id)); err != nil {
 		return fmt.Sprintf("KILL CONNECTION %d: %v", id, err)
 	}
-	return fmt.Sprintf("KILL CONNECTION %d (one of %d sessions on %s)", id, len(ids), db)
+	return sayKillConn.F(id, len(ids), db)
 }
 
 // sessions are the ids of the server's sessions whose PROCESSLIST column

@@ -87,6 +87,16 @@ func TestReplayEveryLessonPasses(t *testing.T) {
 				t.Fatalf("%s", lr.Why)
 			}
 			checkLedgers(t, l, lr)
+			// What the screen and this Chinese replay say of each step is
+			// Chinese but for code, names, SQL and what servers and
+			// programs wrote.
+			for i, u := range steps.Untranslated("zh", l, lr.Steps) {
+				if i == 5 {
+					t.Errorf("and more")
+					break
+				}
+				t.Errorf("English in Chinese: %s", u)
+			}
 		})
 	}
 }

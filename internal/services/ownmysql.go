@@ -59,7 +59,7 @@ func (s *Services) WithBinlog(ctx context.Context) (*Services, string, error) {
 		ownMySQL.svcs[s] = twin
 	}
 	n := ownMySQL.node
-	return twin, fmt.Sprintf("%s has no row-based binary log (%s): this lesson runs on a server of the lab's own, %s %s at %s%s, with log_bin ON and binlog_format ROW",
+	return twin, sayOwnBinlog.F(
 		s.Config.MySQLAddr(), s.Info.BinlogState, n.Flavor, strings.SplitN(n.Version, "-", 2)[0], n.Addr(), started), nil
 }
 

@@ -1,0 +1,35 @@
+package chaos
+
+import "github.com/rmlab/lab/internal/catalog"
+
+// What a fault found, as a lesson's chaos step shows it, in every language
+// the screen speaks. (The checker matches the English: landed.)
+var (
+	sayDroppedConfirm  = catalog.Add("the next publisher confirm from the broker is dropped", "zh", "Broker 发出的下一个发布确认被丢弃")
+	sayCutNext         = catalog.Add("the connection that sends the next %s is cut right after it", "zh", "发送下一个 %s 的连接在它之后立即被切断")
+	sayNoSMS           = catalog.Add("no SMS provider in this run: nothing done", "zh", "这次运行没有短信服务：什么也没做")
+	sayNoProcess       = catalog.Add("no such process", "zh", "没有这个进程")
+	sayFinished        = catalog.Add("already finished", "zh", "已经结束")
+	sayRestarting      = catalog.Add("not running (being restarted)", "zh", "没有在运行（正在重启）")
+	sayKilledAt        = catalog.Add("SIGKILL pid %d (last point %s)", "zh", "SIGKILL pid %d（最后到达的点 %s）")
+	sayNotRunning      = catalog.Add("not running: %s", "zh", "没有在运行：%s")
+	sayDiedBefore      = catalog.Add("it died before reaching %s", "zh", "它在到达 %s 之前就死了")
+	sayKilledWhere     = catalog.Add("did not reach %s within %s: SIGKILL pid %d where it was (last point %s)", "zh", "%[2]s 内没有到达 %[1]s：就地 SIGKILL pid %[3]s（最后到达的点 %[4]s）")
+	sayKilledPaused    = catalog.Add("SIGKILL pid %d paused at %s", "zh", "SIGKILL pid %d，停在 %s")
+	sayNotPaused       = catalog.Add("did not reach %s within %s: not paused", "zh", "%[2]s 内没有到达 %[1]s：没有暂停")
+	sayNotResumed      = catalog.Add("paused at %s; not resumed: %v", "zh", "停在 %s；没有恢复：%s")
+	sayResumed         = catalog.Add("paused at %s for %s (lease %ds), then resumed", "zh", "在 %s 暂停 %s（租约 %s 秒），然后恢复")
+	sayNoOwnNode       = catalog.Add("no broker node of the lab's own: nothing restarted", "zh", "没有实验室自己的 Broker 节点：什么也没有重启")
+	sayStillComing     = catalog.Add("the broker is still coming back from the previous restart: nothing done", "zh", "Broker 还在从上一次重启中恢复：什么也没做")
+	sayInterruptedDown = catalog.Add("interrupted while the broker was down", "zh", "Broker 停机期间被中断")
+	sayRestartFailed   = catalog.Add("killed; restart failed: %s", "zh", "已杀掉；重启失败：%s")
+	sayBrokerBack      = catalog.Add("SIGKILL of the broker node, started again on its data, accepting connections after %.1fs", "zh", "SIGKILL 了 Broker 节点，在它的数据上重新启动，%s 秒后接受连接")
+	sayNoSession       = catalog.Add("no session open on %s", "zh", "%s 上没有打开的会话")
+	sayKillConn        = catalog.Add("KILL CONNECTION %d (one of %d sessions on %s)", "zh", "KILL CONNECTION %d（%[3]s 上 %[2]s 个会话之一）")
+	sayVNoCategory     = catalog.Add("checker: %d of %d orders fell in no category (a bug of the lab's: report it)", "zh", "checker：%[2]s 个订单中有 %[1]s 个没有归入任何类别（这是实验室的 bug：请报告）")
+	sayVAmount         = catalog.Add("amount: %d orders' accounts changed by what no number of applications of their amount gives (orders %v): add the amount, never set the balance", "zh", "amount：%d 个订单的账户变化量不是其金额的任何整数倍（订单 %s）：应加上金额，而不是直接设置余额")
+	sayVLost           = catalog.Add("lost: %d committed orders were never applied (orders %v)", "zh", "lost：%d 个已提交的订单从未生效（订单 %s）")
+	sayVTwice          = catalog.Add("twice: %d orders were applied more than once (orders %v)", "zh", "twice：%d 个订单生效了不止一次（订单 %s）")
+	sayVStale          = catalog.Add("stale: %d orders ended in an older state than their newest event's (orders %v)", "zh", "stale：%d 个订单最终停在比最新事件更旧的状态（订单 %s）")
+	sayVConflict       = catalog.Add("conflict: %d of %d orders had a repeat with another amount and no conflict was recorded in consumed_conflict (orders %v)", "zh", "conflict：%[2]s 个订单中有 %[1]s 个收到金额不同的重复消息，而 consumed_conflict 里没有记录冲突（订单 %[3]s）")
+)
