@@ -76,7 +76,7 @@ func cmdChallenge(args []string, stdout, stderr io.Writer) int {
 	case "run":
 		return challengeRun(args, stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "lab challenge: no subcommand %q; use list, contract, init, hint or run\n", sub)
+	fmt.Fprintf(stderr, "lab challenge: %s\n", sayNoSubcommand.F(sub))
 	return 2
 }
 

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/rmlab/lab/internal/catalog"
 	"io"
 	"os"
 	"slices"
@@ -97,6 +98,7 @@ type globals struct {
 	cfg     services.Config
 	lessons string
 	lang    string
+	help    bool // the arguments ask for the usage (-h): it is printed whole
 }
 
 func (g *globals) flags(fs *flag.FlagSet) {
@@ -114,6 +116,8 @@ func (g *globals) flags(fs *flag.FlagSet) {
 
 func run(args []string, stdout, stderr io.Writer) int {
 	defer services.StopOwnMySQL() // a lesson that read a binary log may have started one
+	// A command's errors in the learner's language (--lang zh).
+	stderr = catalog.Writer(langOf(args), stderr)
 	cmd := ""
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		cmd, args = args[0], args[1:]
@@ -151,7 +155,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "", "open":
 		return runScreen(ctx, cmd, args, stderr)
 	}
-	fmt.Fprintf(stderr, "lab: unknown command %q\n\n%s", cmd, usage)
+	unknownCommand(stderr, cmd)
 	return 2
 }
 
@@ -163,6 +167,12 @@ func command(name, head string, stderr io.Writer) (*flag.FlagSet, *globals) {
 	fs := flag.NewFlagSet("lab "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
+		// A learner's mistake in Chinese points to the usage instead of
+		// printing it: the usage is English reference text.
+		if !g.help && catalog.LangOf(stderr) != "en" {
+			fmt.Fprintln(stderr, sayUsagePointer.F(fs.Name()))
+			return
+		}
 		fmt.Fprint(stderr, head+"\nflags:\n")
 		fs.PrintDefaults()
 	}
@@ -187,6 +197,7 @@ func stopAfterParse(fs *flag.FlagSet) bool {
 // parse parses args (flags may follow positional arguments: lab replay ID
 // --json) and checks the shared ones; false with the exit code to return.
 func parse(fs *flag.FlagSet, g *globals, args []string, stderr io.Writer) (int, bool) {
+	g.help = helpAsked(args)
 	if err := fs.Parse(interleave(fs, args)); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0, false
@@ -194,7 +205,7 @@ func parse(fs *flag.FlagSet, g *globals, args []string, stderr io.Writer) (int, 
 		return 2, false
 	}
 	if g.lang != "en" && g.lang != "zh" {
-		fmt.Fprintf(stderr, "%s: --lang %q: use en or zh\n", fs.Name(), g.lang)
+		fmt.Fprintf(stderr, "%s: %s\n", fs.Name(), sayBadLang.F(g.lang))
 		return 2, false
 	}
 	if stopAfterParse(fs) {
@@ -213,7 +224,7 @@ func noArgs(fs *flag.FlagSet, stderr io.Writer, hint string) bool {
 	if fs.NArg() == 0 {
 		return true
 	}
-	fmt.Fprintf(stderr, "%s takes no arguments (got %q)%s\n", fs.Name(), fs.Args(), hint)
+	fmt.Fprintln(stderr, sayNoArgs.F(fs.Name(), fmt.Sprintf("%q", fs.Args()), hint))
 	fs.Usage()
 	return false
 }
@@ -316,7 +327,7 @@ func connect(ctx context.Context, g globals, stderr io.Writer, strict bool) (*se
 		fmt.Fprintf(stderr, "lab: %s\n", s)
 	}
 	for _, s := range svc.Info.Started {
-		fmt.Fprintf(stderr, "lab: started %s in a container (removed when the lab exits)\n", s)
+		fmt.Fprintf(stderr, "lab: %s\n", sayInContainer.F(s))
 	}
 	return svc, 0
 }
@@ -342,6 +353,26 @@ func printErr(w io.Writer, err error) {
 		return
 	}
 	fmt.Fprintf(w, "lab: %v\n", err)
+}
+
+// without is args less the first s in them.
+func without(args []string, s string) []string {
+	i := slices.Index(args, s)
+	if i < 0 {
+		return args
+	}
+	return append(append([]string{}, args[:i]...), args[i+1:]...)
+}
+
+// unknownCommand says a command does not exist, then the commands (in
+// English, the reference) or, in another language, where they are.
+func unknownCommand(stderr io.Writer, cmd string) {
+	fmt.Fprintf(stderr, "lab: %s\n\n", sayUnknownCmd.F(cmd))
+	if catalog.LangOf(stderr) != "en" {
+		fmt.Fprintln(stderr, sayCommandsList.F())
+		return
+	}
+	fmt.Fprint(stderr, usage)
 }
 
 // binary starts the lessons' worker processes: lab-worker beside this
@@ -373,14 +404,14 @@ func runScreen(ctx context.Context, cmd string, args []string, stderr io.Writer)
 	case cmd == "open" && fs.NArg() == 1:
 		start = fs.Arg(0)
 	case cmd == "open":
-		fmt.Fprintln(stderr, "lab open: name one lesson id or number (see `lab list`)")
+		fmt.Fprintln(stderr, "lab open: "+sayNameOne.F())
 		return 2
 	case fs.NArg() > 0 && slices.Contains(commands, fs.Arg(0)):
 		// `lab --no-docker list`: each command has its own flags, after it.
-		fmt.Fprintf(stderr, "lab: flags go after the command: lab %s %s\n", fs.Arg(0), strings.Join(args[:len(args)-fs.NArg()], " "))
+		fmt.Fprintf(stderr, "lab: %s\n", sayFlagsAfter.F(fs.Arg(0), strings.Join(without(args, fs.Arg(0)), " ")))
 		return 2
 	case fs.NArg() > 0:
-		fmt.Fprintf(stderr, "lab: unknown command %q\n\n%s", fs.Arg(0), usage)
+		unknownCommand(stderr, fs.Arg(0))
 		return 2
 	}
 	return cmdScreen(ctx, *g, start, stderr)
@@ -396,7 +427,7 @@ func cmdScreen(ctx context.Context, g globals, start string, stderr io.Writer) i
 		if c, cerr := challenge.Named("en", strings.TrimPrefix(start, "challenge-")); cerr == nil && g.lessons == "" {
 			start = challenge.LessonID(c.Name) // the screen lists the challenges after the lessons
 		} else {
-			fmt.Fprintf(stderr, "lab open: no lesson %q (see `lab list`, and `lab challenge list` for challenge-NAME)\n", start)
+			fmt.Fprintf(stderr, "lab open: %s\n", sayNoLesson.F(start))
 			return 2
 		}
 	}
@@ -416,7 +447,8 @@ func cmdScreen(ctx context.Context, g globals, start string, stderr io.Writer) i
 		return 1
 	}
 	for _, err := range down {
-		fmt.Fprintf(stderr, "lab: %v\nlab: the lessons that need it say so on the screen (lab doctor lists them); the others run\n", err)
+		printErr(stderr, err)
+		fmt.Fprintf(stderr, "lab: %s\n", sayOthersRun.F())
 	}
 	// The shelf boots a lesson's own RabbitMQ nodes while the learner reads
 	// its first paragraphs, and keeps them for the next option of its choice.

@@ -423,7 +423,7 @@ func TestEachCommandHasItsOwnFlagsAndUsage(t *testing.T) {
 	if _, errOut, code = runLab(t, "open"); code != 2 || !strings.Contains(errOut, "name one lesson id or number") {
 		t.Errorf("lab open with no lesson: exit %d\n%s", code, errOut)
 	}
-	if _, errOut, code = runLab(t, "--no-docker", "list"); code != 2 || !strings.Contains(errOut, "flags go after the command: lab list --no-docker") {
+	if _, errOut, code = runLab(t, "--no-docker", "list"); code != 2 || !strings.Contains(errOut, "flags go after the command: `lab list --no-docker`") {
 		t.Errorf("lab --no-docker list: exit %d\n%s", code, errOut)
 	}
 	if _, errOut, code = runLab(t, "serve", "--help"); code != 0 || !strings.Contains(errOut, "-login-timeout") {

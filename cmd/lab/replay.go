@@ -209,7 +209,7 @@ func replayLessons(g globals, args []string, all bool, stderr io.Writer) ([]*lab
 		return lessons, nil, 0
 	}
 	if len(ids) == 0 && !all {
-		fmt.Fprintln(stderr, "lab replay: name lesson ids, a lesson file, or --all")
+		fmt.Fprintln(stderr, "lab replay: "+sayReplayWhat.F())
 		return nil, nil, 2
 	}
 	ls, err := loadLessons(g)
@@ -228,7 +228,7 @@ func replayLessons(g globals, args []string, all bool, stderr io.Writer) ([]*lab
 	for _, id := range ids {
 		l := labs.Find(ls, id)
 		if l == nil {
-			fmt.Fprintf(stderr, "lab replay: no lesson %q (see `lab list`)\n", id)
+			fmt.Fprintf(stderr, "lab replay: %s\n", sayReplayNoLesson.F(id))
 			if err != nil {
 				fmt.Fprintln(stderr, "lab replay: it may be in one of the files above that did not load")
 			}

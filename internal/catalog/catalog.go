@@ -321,3 +321,12 @@ func (s *writer) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// LangOf is the language a Writer says its lines in ("en" for any other
+// writer).
+func LangOf(w io.Writer) string {
+	if s, ok := w.(*writer); ok {
+		return s.lang
+	}
+	return "en"
+}

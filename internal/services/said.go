@@ -6,3 +6,58 @@ import "github.com/rmlab/lab/internal/catalog"
 // screen speaks.
 var sayOwnBinlog = catalog.Add("%s has no row-based binary log (%s): this lesson runs on a server of the lab's own, %s %s at %s%s, with log_bin ON and binlog_format ROW",
 	"zh", "%s 没有基于行的二进制日志（%s）：本课改在实验室自己的服务器上运行，%s %s，地址 %s%s，log_bin 为 ON，binlog_format 为 ROW")
+
+// A service the lab cannot use, as lab.Error says it (what (where): error,
+// then its fix), in every language the screen and the commands speak.
+var (
+	_ = catalog.Add("cannot reach %s (%s): %s", "zh", "连不上 %s（%s）：%s")
+	_ = catalog.Add("%s refused the login (%s): %s", "zh", "%s 拒绝了登录（%s）：%s")
+	_ = catalog.Add("cannot find %s's host %s (%s): %s", "zh", "找不到 %s 的主机 %s（%s）：%s")
+	_ = catalog.Add("%s did not answer in time (%s): %s", "zh", "%s 没有及时应答（%s）：%s")
+	_ = catalog.Add("the MySQL DSN is malformed (%s): %s", "zh", "MySQL DSN 格式不对（%s）：%s")
+	_ = catalog.Add("the MySQL DSN is malformed: %s (%s)", "zh", "MySQL DSN 格式不对：%s（%s）")
+	_ = catalog.Add("the AMQP URL is malformed: %s (%s)", "zh", "AMQP URL 格式不对：%s（%s）")
+	_ = catalog.Add("the management API URL is malformed: %s (%s)", "zh", "管理 API 的 URL 格式不对：%s（%s）")
+	_ = catalog.Add("the Redis address is malformed: want host:port, with no user, password or scheme (%s)", "zh", "Redis 地址格式不对：应为 host:port，不带用户、密码或协议（%s）")
+	_ = catalog.Add("the Redis address is malformed: %s (%s)", "zh", "Redis 地址格式不对：%s（%s）")
+	_ = catalog.Add("namespace %q is not allowed: %s (%s)", "zh", "命名空间 %s 不可用：%s（%s）")
+	_ = catalog.Add("broker control %q is unknown (%s)", "zh", "不认识的 broker 控制方式 %s（%s）")
+	_ = catalog.Add("  fix: %s", "zh", "  解决办法：%s")
+	_ = catalog.Add("nothing listens at that address: %s", "zh", "那个地址上没有服务在监听：%s")
+	_ = catalog.Add("start it (on Debian: start-stop-daemon --start --background --exec /usr/sbin/mariadbd), pass another server with --mysql DSN or LAB_MYSQL_DSN, or run `docker compose up -d mysql rabbitmq redis` in the lab's folder",
+		"zh", "启动它（Debian 上：start-stop-daemon --start --background --exec /usr/sbin/mariadbd），用 --mysql DSN 或 LAB_MYSQL_DSN 指定另一台服务器，或在实验室目录里运行 `docker compose up -d mysql rabbitmq redis`")
+	_ = catalog.Add("start it (rabbitmq-server -detached), pass another broker with --amqp URL or LAB_AMQP_URL, or run `docker compose up -d mysql rabbitmq redis`",
+		"zh", "启动它（rabbitmq-server -detached），用 --amqp URL 或 LAB_AMQP_URL 指定另一个 Broker，或运行 `docker compose up -d mysql rabbitmq redis`")
+	_ = catalog.Add("start it (redis-server --daemonize yes --port 6379), pass another with --redis ADDR or LAB_REDIS_ADDR, or run `docker compose up -d mysql rabbitmq redis`",
+		"zh", "启动它（redis-server --daemonize yes --port 6379），用 --redis ADDR 或 LAB_REDIS_ADDR 指定另一个，或运行 `docker compose up -d mysql rabbitmq redis`")
+	_ = catalog.Add("start it, or point LAB_MYSQL_DSN / --mysql at a running server", "zh", "启动它，或让 LAB_MYSQL_DSN / --mysql 指向一台正在运行的服务器")
+	_ = catalog.Add("the server is up: check the user and password in %s", "zh", "服务器是开着的：请检查 %s 里的用户名和密码")
+	_ = catalog.Add("check the host name in %s (a typo, or a name this machine cannot resolve)", "zh", "请检查 %s 里的主机名（写错了，或者这台机器解析不了这个名字）")
+	_ = catalog.Add("a wrong host or port, a firewall dropping the connection, or a server still starting: check %s, then try again",
+		"zh", "主机或端口不对、防火墙丢弃了连接，或者服务器还在启动：检查 %s 后再试一次")
+	_ = catalog.Add("write it as user:password@tcp(host:3306)/ in LAB_MYSQL_DSN or --mysql", "zh", "写成 user:password@tcp(host:3306)/，放在 LAB_MYSQL_DSN 或 --mysql 里")
+	_ = catalog.Add("write it as user:password@tcp(host:3306)/ (go-sql-driver form), via --mysql or LAB_MYSQL_DSN", "zh", "写成 user:password@tcp(host:3306)/（go-sql-driver 的格式），通过 --mysql 或 LAB_MYSQL_DSN 给出")
+	_ = catalog.Add("the lab takes go-sql-driver's form, not a URL: %s, via --mysql or LAB_MYSQL_DSN", "zh", "实验室用的是 go-sql-driver 的格式，不是 URL：%s，通过 --mysql 或 LAB_MYSQL_DSN 给出")
+	_ = catalog.Add("write it as amqp://user:password@host:5672/vhost, via --amqp or LAB_AMQP_URL", "zh", "写成 amqp://user:password@host:5672/vhost，通过 --amqp 或 LAB_AMQP_URL 给出")
+	_ = catalog.Add("write it as http://host:15672/ (the AMQP URL's user is used unless it names one), via --management or LAB_MANAGEMENT_URL", "zh", "写成 http://host:15672/（不写用户时沿用 AMQP URL 的用户），通过 --management 或 LAB_MANAGEMENT_URL 给出")
+	_ = catalog.Add("write it as host:port, e.g. 127.0.0.1:6379, via --redis or LAB_REDIS_ADDR (the lab uses Redis without a password)", "zh", "写成 host:port，例如 127.0.0.1:6379，通过 --redis 或 LAB_REDIS_ADDR 给出（实验室使用不带密码的 Redis）")
+	_ = catalog.Add("write it as host:port, e.g. 127.0.0.1:6379, via --redis or LAB_REDIS_ADDR", "zh", "写成 host:port，例如 127.0.0.1:6379，通过 --redis 或 LAB_REDIS_ADDR 给出")
+	_ = catalog.Add("use 1–16 lowercase letters, digits or _, e.g. --namespace alice", "zh", "用 1 到 16 个小写字母、数字或 _，例如 --namespace alice")
+	_ = catalog.Add("use --broker-control=rabbitmqctl on a machine whose local RabbitMQ node the lab may restart", "zh", "在允许实验室重启本机 RabbitMQ 节点的机器上用 --broker-control=rabbitmqctl")
+)
+
+// Why a DSN or a namespace is refused, inside the errors above.
+var (
+	_ = catalog.Add("it is a URL", "zh", "它是一个 URL")
+	_ = catalog.Add("it contains a space", "zh", "它含有空格")
+	_ = catalog.Add("no slash before the database name (end it with /)", "zh", "数据库名前没有斜杠（用 / 结尾）")
+	_ = catalog.Add("the address after @ must be in tcp(…)", "zh", "@ 后面的地址必须写在 tcp(…) 里")
+	_ = catalog.Add("a parenthesis is not closed", "zh", "有一个括号没有闭合")
+	_ = catalog.Add("go-sql-driver cannot read it", "zh", "go-sql-driver 读不懂它")
+	_ = catalog.Add("use 1–16 lowercase letters, digits or _", "zh", "请用 1 到 16 个小写字母、数字或 _")
+	_ = catalog.Add("names ending _r and a number are the lanes of `lab replay --parallel`", "zh", "以 _r 加数字结尾的名字是 `lab replay --parallel` 的通道")
+	_ = catalog.Add("it is reserved", "zh", "它是保留名")
+	_ = catalog.Add("names starting presenter are the workshop rooms' presented lessons", "zh", "以 presenter 开头的名字属于工作坊房间展示的课程")
+	_ = catalog.Add("%s = [%d characters, not shown: the lab cannot tell which part is a password]", "zh", "%s = [%s 个字符，不显示：实验室分不清哪一部分是密码]")
+	_ = catalog.Add("[%d characters, not shown: the lab cannot tell which part is a password]", "zh", "[%s 个字符，不显示：实验室分不清哪一部分是密码]")
+)

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/rmlab/lab/internal/catalog"
+)
+
+// The commands' own words, in every language they speak (--lang): what a
+// learner meets before the screen opens. Usage and --help stay English
+// (reference text); an error in Chinese points to them.
+var (
+	sayBadLang      = catalog.Add("--lang %q: use en or zh", "zh", "--lang %s：请用 en 或 zh")
+	sayNameOne      = catalog.Add("name one lesson id or number (see `lab list`)", "zh", "请给出一个课程 id 或编号（见 `lab list`）")
+	sayFlagsAfter   = catalog.Add("flags go after the command: `lab %s %s`", "zh", "参数要写在命令之后：`lab %s %s`")
+	sayUnknownCmd   = catalog.Add("unknown command %q", "zh", "没有这个命令：%s")
+	sayNoLesson     = catalog.Add("no lesson %q (see `lab list`, and `lab challenge list` for challenge-NAME)", "zh", "没有课程 %s（见 `lab list`；挑战见 `lab challenge list`，写作 challenge-NAME）")
+	sayNoArgs       = catalog.Add("%s takes no arguments (got %s)%s", "zh", "%s 不接受参数（收到 %s）%s")
+	sayOthersRun    = catalog.Add("the lessons that need it say so on the screen (lab doctor lists them); the others run", "zh", "需要它的课程会在屏幕上说明（lab doctor 会列出）；其余课程照常运行")
+	sayInContainer  = catalog.Add("started %s in a container (removed when the lab exits)", "zh", "已在容器中启动 %s（实验室退出时删除）")
+	sayUsagePointer = catalog.Add("see `%s --help` for its flags", "zh", "它的参数见 `%s --help`（英文）")
+	sayCommandsList = catalog.Add("see `lab help` for the commands", "zh", "全部命令见 `lab help`（英文）")
+
+	sayReplayWhat     = catalog.Add("name lesson ids, a lesson file, or --all", "zh", "请给出课程 id、一个课程文件，或 --all")
+	sayReplayNoLesson = catalog.Add("no lesson %q (see `lab list`)", "zh", "没有课程 %s（见 `lab list`）")
+	sayNoSubcommand   = catalog.Add("no subcommand %q; use list, contract, init, hint or run", "zh", "没有子命令 %s；可用 list、contract、init、hint 或 run")
+	_                 = catalog.Add("no challenge %q; `lab challenge list` shows them: %s", "zh", "没有挑战 %s；`lab challenge list` 会列出它们：`%s`")
+
+	// The flag package's own errors.
+	_ = catalog.Add("flag provided but not defined: %s", "zh", "没有这个参数：%s")
+	_ = catalog.Add("invalid value %s for flag %s: %s", "zh", "参数 %[2]s 的值 %[1]s 无效：%[3]s")
+	_ = catalog.Add("flag needs an argument: %s", "zh", "参数需要一个值：%s")
+	_ = catalog.Add("invalid boolean value %s for %s: %s", "zh", "%[2]s 的布尔值 %[1]s 无效：%[3]s")
+)
+
+// langOf is the --lang the arguments name ("en" when none): the commands'
+// errors are said in it from the first one, before flags parse.
+func langOf(args []string) string {
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		switch {
+		case a == "--lang" || a == "-lang":
+			if i+1 < len(args) {
+				return args[i+1]
+			}
+		case strings.HasPrefix(a, "--lang="), strings.HasPrefix(a, "-lang="):
+			return a[strings.Index(a, "=")+1:]
+		}
+	}
+	return "en"
+}
+
+// helpAsked reports whether args ask for a command's usage (-h, --help).
+func helpAsked(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if a == "-h" || a == "--h" || a == "-help" || a == "--help" {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/rmlab/lab/internal/catalog"
+)
+
+// A learner's mistakes before the screen opens, each said in Chinese with
+// --lang zh: no English sentence outside code (`lab list`), names and what
+// the system itself said (connection refused); the same mistake in
+// English is English.
+func TestALearnersErrorsBeforeTheScreenAreSaidInChinese(t *testing.T) {
+	down := []string{"--no-docker", "--mysql", "root@tcp(127.0.0.1:1)/", "--amqp", "amqp://guest:guest@127.0.0.1:1/", "--redis", "127.0.0.1:1"}
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"no such lesson", []string{"open", "999"}},
+		{"open with nothing", []string{"open"}},
+		{"flags before the command", []string{"--mysql", "x", "list"}},
+		{"no such command", []string{"frob"}},
+		{"an argument to list", []string{"list", "extra"}},
+		{"a flag that does not exist", []string{"open", "1", "--bogus"}},
+		{"a flag with no value", []string{"open", "1", "--mysql"}},
+		{"every server down", append([]string{"open", "1"}, down...)},
+		{"a URL for a DSN", []string{"open", "1", "--no-docker", "--mysql", "mysql://root@x/"}},
+		{"a bad namespace", []string{"open", "1", "--no-docker", "--namespace", "BAD!"}},
+		{"a bad Redis address", []string{"open", "1", "--no-docker", "--redis", "redis://x"}},
+		{"replay of no lesson", []string{"replay", "999", "--no-docker"}},
+		{"replay of nothing", []string{"replay"}},
+		{"no such challenge", []string{"challenge", "run", "nosuch"}},
+		{"no such subcommand", []string{"challenge", "frob"}},
+		{"an argument to doctor", []string{"doctor", "extra"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var out, en, zh bytes.Buffer
+			if code := run(append(append([]string{}, c.args...), "--lang", "zh"), &out, &zh); code == 0 {
+				t.Fatalf("exit 0 for a mistake; stderr %q", zh.String())
+			}
+			run(c.args, &out, &en)
+			if zh.Len() == 0 {
+				t.Fatal("nothing said")
+			}
+			if zh.String() == en.String() {
+				t.Errorf("the same words in both languages: %q", zh.String())
+			}
+			for _, line := range strings.Split(zh.String(), "\n") {
+				// What the system said inside the lab's sentence stays as
+				// it came: "dial tcp …: connect: connection refused".
+				if _, sys, ok := strings.Cut(line, "dial tcp "); ok {
+					line = strings.TrimSuffix(line, sys)
+				}
+				if s := catalog.Sentence(line); s != "" {
+					t.Errorf("English %q in a Chinese error line: %q", s, line)
+				}
+			}
+		})
+	}
+}
