@@ -10,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	lab "github.com/rmlab/lab"
+	"github.com/rmlab/lab/internal/worker"
 )
 
 // relayout sizes every pane for the terminal and the focus.
@@ -184,6 +185,11 @@ func (a *App) footer() string {
 	hints := a.c.t().HintsList
 	if a.focus == focusLesson {
 		hints = a.c.t().HintsLesson
+		if a.workerPaused() {
+			// A paused worker waits for k or c: those keys come right
+			// after enter, whatever the width.
+			hints = pausedFirst(hints)
+		}
 		if a.openChallenge() != "" {
 			hints = append([]string{a.c.t().HintProgram}, hints...)
 		}
@@ -203,4 +209,25 @@ func (a *App) footer() string {
 		hint += "  " + h
 	}
 	return fitLine(st.Footer.Render(strings.TrimPrefix(hint, " ")), a.width)
+}
+
+// workerPaused reports whether a worker of the lesson is paused at a point.
+func (a *App) workerPaused() bool {
+	for _, w := range a.panels.workers.statuses {
+		if w.State == worker.Paused {
+			return true
+		}
+	}
+	return false
+}
+
+// pausedFirst is the lesson's hints with k and c moved right after the
+// first (enter): the hints keep their order otherwise.
+func pausedFirst(hints []string) []string {
+	if len(hints) < 6 {
+		return hints
+	}
+	// HintsLesson: enter, up/down, tab, k, c, ...
+	out := []string{hints[0], hints[3], hints[4], hints[1], hints[2]}
+	return append(out, hints[5:]...)
 }

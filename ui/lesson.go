@@ -41,9 +41,34 @@ func newLessonPane(c *common) *lessonPane {
 	return &lessonPane{c: c, vp: vp, anchors: map[int]int{}}
 }
 
+// SetSize lays the text out for a new size and keeps the reader's place:
+// the step result at or above the top line stays at the top, and the lines
+// read past it scale with the new width (text rewraps; a line offset alone
+// would land elsewhere in the lesson).
 func (p *lessonPane) SetSize(w, h int) {
+	if w == p.w {
+		p.h = h
+		p.Rebuild()
+		return
+	}
+	step, past, total := -1, p.vp.YOffset(), p.vp.TotalLineCount()
+	for i, line := range p.anchors {
+		if line <= p.vp.YOffset() && (step < 0 || line > p.anchors[step]) {
+			step, past = i, p.vp.YOffset()-line
+		}
+	}
+	oldW := p.textWidth()
 	p.w, p.h = w, h
 	p.Rebuild()
+	if total == 0 || p.vp.YOffset() == 0 && past == 0 && step < 0 {
+		return
+	}
+	past = past * oldW / p.textWidth()
+	if a, ok := p.anchors[step]; ok {
+		p.vp.SetYOffset(a + past)
+	} else {
+		p.vp.SetYOffset(past)
+	}
 }
 
 func (p *lessonPane) Update(tea.Msg) tea.Cmd { return nil }
