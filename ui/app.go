@@ -388,6 +388,8 @@ func (a *App) key(k tea.KeyPressMsg) tea.Cmd {
 		a.lesson.Top()
 	case key.Matches(k, km.Bottom):
 		a.lesson.Bottom()
+	case key.Matches(k, km.Short) && a.focus == focusLesson && a.sess != nil:
+		a.toggleShortWaits()
 	case key.Matches(k, km.Kill):
 		return a.workerAction("kill")
 	case key.Matches(k, km.Continue):
@@ -521,4 +523,23 @@ func (a *App) openChallenge() string {
 		return ""
 	}
 	return name
+}
+
+// toggleShortWaits is w: before a run's first step the learner may take
+// replay's short waits (a 40 s lease becomes 4 s) for the whole run. The
+// servers get the short values and the text shows them, so what the lesson
+// shows stays what happened; once a step ran, the values are in use.
+func (a *App) toggleShortWaits() {
+	s, t := a.sess, a.c.t()
+	if s.running || s.next > 0 {
+		a.setStatus(t.ShortLater, false)
+		return
+	}
+	s.run.Short = !s.run.Short
+	if s.run.Short {
+		a.setStatus(t.ShortOn, false)
+	} else {
+		a.setStatus(t.ShortOff, false)
+	}
+	a.lesson.Rebuild()
 }

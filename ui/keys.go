@@ -26,6 +26,7 @@ type KeyMap struct {
 	Yes      key.Binding // confirms R
 	Dismiss  key.Binding // the instructor's message
 	Program  key.Binding // a challenge: the command that runs the learner's program
+	Short    key.Binding // short waits for this run (before its first step)
 }
 
 // DefaultKeyMap is the lab's keymap, described in English.
@@ -59,11 +60,12 @@ func keyMapFor(lang string) KeyMap {
 		Yes:      b("y", "y"),
 		Dismiss:  b("x", "x"),
 		Program:  b("p", "p"),
+		Short:    b("w", "w"),
 	}
 }
 
 // All lists every binding in help order.
 func (k KeyMap) All() []key.Binding {
 	return []key.Binding{k.Up, k.Down, k.Enter, k.Esc, k.Tab, k.ShiftTab, k.PageUp, k.PageDown,
-		k.Top, k.Bottom, k.Kill, k.Continue, k.Reset, k.ResetAll, k.Lang, k.Help, k.Quit, k.Yes, k.Dismiss, k.Program}
+		k.Top, k.Bottom, k.Kill, k.Continue, k.Reset, k.ResetAll, k.Lang, k.Help, k.Quit, k.Yes, k.Dismiss, k.Program, k.Short}
 }

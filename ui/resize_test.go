@@ -102,3 +102,44 @@ func TestPausedFirstMovesKillAndContinueAfterEnter(t *testing.T) {
 		}
 	}
 }
+
+// w before a run's first step takes replay's short waits for the whole run:
+// the steps shown carry the values the servers will get (lesson 24's 40 s
+// lease is 4 s); after a step ran, w says r starts over.
+func TestShortWaitsBeforeTheFirstStepShowTheValuesSent(t *testing.T) {
+	setEnv(t, progress.Env, filepath.Join(t.TempDir(), "progress.json"))
+	a, err := newApp(context.Background(), Options{Env: &steps.Env{}, Lang: "en", Start: "24"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.shutdown)
+	a.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	// The sleep step's duration as the run will send and show it.
+	var sleep string
+	for _, st := range a.sess.steps {
+		if st.Kind == "sleep" {
+			sleep = st.Attrs["for"]
+			break
+		}
+	}
+	waits := func() string { return a.sess.run.Expand(sleep) }
+	if waits() != "40s" {
+		t.Fatalf("lesson 24's first sleep is %q (%q), not 40s", waits(), sleep)
+	}
+	a.press("w")
+	if !a.sess.run.Short || waits() != "4s" {
+		t.Fatalf("after w: short %v, sleep %s, status %q", a.sess.run.Short, waits(), a.status)
+	}
+	if a.status != a.c.t().ShortOn {
+		t.Errorf("status %q", a.status)
+	}
+	a.press("w")
+	if a.sess.run.Short || waits() != "40s" {
+		t.Fatal("w again did not give back the article's waits")
+	}
+	a.sess.next = 1 // as after a step
+	a.press("w")
+	if a.sess.run.Short || a.status != a.c.t().ShortLater {
+		t.Errorf("w after a step: short %v, status %q", a.sess.run.Short, a.status)
+	}
+}

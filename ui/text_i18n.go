@@ -171,6 +171,9 @@ type text struct {
 	LessonComplete     string
 	ChallengeNotPassed string
 	StepFailed         string // "step %d failed: %s"
+	ShortOn            string // w: this run's long waits are short
+	ShortOff           string // w again: the article's waits
+	ShortLater         string // w once the run has begun
 }
 
 var textEN = text{
@@ -202,6 +205,7 @@ var textEN = text{
 		"c":          "let the selected paused worker go on",
 		"r":          "reset this lesson (new run, runs its reset step)",
 		"R":          "reset all progress (asks first)",
+		"w":          "short waits for this run, as in replay (before step 1)",
 		"l":          "switch language en/zh, same place",
 		"?":          "this help",
 		"q/ctrl+c":   "quit (kills every worker)",
@@ -341,6 +345,9 @@ var textEN = text{
 	ActionFailed:       "%s %s: %v",
 	ActionDone:         "%s: %s done",
 	ConfirmResetAll:    "Reset ALL progress and this lesson's run? y to confirm, any other key cancels",
+	ShortOn:            "short waits: this run's leases and TTLs are seconds, not tens of seconds (the text shows the values sent); w again for the article's",
+	ShortOff:           "the article's waits: leases and TTLs as the text says",
+	ShortLater:         "w chooses the waits before the first step: r starts this lesson over",
 	ResetAllCancelled:  "reset of all progress cancelled",
 	ProgressReset:      "progress of %s reset",
 	LessonReset:        "lesson reset: a new run",
@@ -396,6 +403,7 @@ var textZH = text{
 		"c":          "让所选的暂停 worker 继续",
 		"r":          "重置本课（新的运行，先执行 reset 步骤）",
 		"R":          "重置全部进度（会先确认）",
+		"w":          "本次运行用短等待，和 replay 一样（第 1 步之前）",
 		"l":          "切换语言 en/zh，位置不变",
 		"?":          "本帮助",
 		"q/ctrl+c":   "退出（杀死所有 worker）",
@@ -535,6 +543,9 @@ var textZH = text{
 	ActionFailed:       "%s %s: %v",
 	ActionDone:         "%s: %s 完成",
 	ConfirmResetAll:    "重置全部进度以及本课的运行？按 y 确认，其他任意键取消",
+	ShortOn:            "短等待：本次运行的租约和 TTL 只有几秒，而不是几十秒（正文显示实际发送的值）；再按 w 恢复文章里的等待",
+	ShortOff:           "文章里的等待：租约和 TTL 与正文所说一致",
+	ShortLater:         "w 要在第一步之前选择：按 r 重新开始本课",
 	ResetAllCancelled:  "已取消重置全部进度",
 	ProgressReset:      "%s 的进度已重置",
 	LessonReset:        "本课已重置：新的运行",
