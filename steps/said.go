@@ -46,7 +46,7 @@ var (
 	sayCutAfterNext = catalog.Add("%s: will close the connection right after forwarding the next %s (what follows it on the wire never arrives)",
 		"zh", "%s：转发下一个 %s 之后立即关闭连接（线路上跟在它后面的内容永远不会到达）")
 	sayProxyTotals = catalog.Add("totals: %d publish(es), %d confirm(s) forwarded, %d dropped, %d return(s) forwarded, %d dropped",
-		"zh", "合计：发布 %d 次；转发确认 %d 个，丢弃 %d 个；转发退回 %d 个，丢弃 %d 个")
+		"zh", "合计：发布 %d 次；转发确认 %d 个，丢弃 %d 个；转发 return %d 个，丢弃 %d 个")
 	sayBrokerRestarted = catalog.Add("the broker restarted in %.1fs; every AMQP connection to it was closed",
 		"zh", "Broker 用 %ss 重启完毕；连到它的每个 AMQP 连接都已关闭")
 	sayQueuesBack = catalog.Add("the queues were back %.1fs after it accepted connections (quorum queues and streams recover in the background)",

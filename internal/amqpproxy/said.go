@@ -15,7 +15,7 @@ var (
 	sayCutBefore      = catalog.Add("CutBefore: not forwarded; the connection closes instead", "zh", "CutBefore：不转发；改为关闭连接")
 	sayDroppedContent = catalog.Add("content of dropped basic.return", "zh", "被丢弃的 basic.return 的内容")
 	sayConfirmMode    = catalog.Add("confirm mode: publish seqs count from 1", "zh", "确认模式：发布序号从 1 开始计数")
-	sayDropReturn     = catalog.Add("DropReturn: return #%d of this connection dropped with its content", "zh", "DropReturn：这个连接的第 %d 个退回连同内容被丢弃")
+	sayDropReturn     = catalog.Add("DropReturn: return #%d of this connection dropped with its content", "zh", "DropReturn：这个连接的第 %d 个 return 连同内容被丢弃")
 	sayCutAfterFrame  = catalog.Add("CutAfter: connection closes after this frame", "zh", "CutAfter：这一帧之后关闭连接")
 	sayDelayed        = catalog.Add("delayed %s", "zh", "延迟了 %s")
 	sayDropConfirm    = catalog.Add("DropConfirm: confirm for seq %d dropped", "zh", "DropConfirm：序号 %d 的确认被丢弃")
