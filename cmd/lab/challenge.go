@@ -169,7 +169,7 @@ func challengeInit(args []string, stdout, stderr io.Writer) int {
 	rest, err := challengeFlags(fs, args)
 	if err != nil || len(rest) != 2 {
 		if err == nil {
-			fmt.Fprintln(stderr, "lab challenge init: give a challenge and a folder: lab challenge init once --lang go ./once")
+			fmt.Fprintln(stderr, "lab challenge init: "+sayInitWhat.F())
 		}
 		return 2
 	}
@@ -266,7 +266,7 @@ func challengeRun(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if len(command) == 0 && !*only {
-		fmt.Fprintf(stderr, "lab challenge run %s: give your program after --, e.g.\n  lab challenge run %s -- go run ./mine\n  lab challenge run %s -- python3 mine.py\n", c.Name, c.Name, c.Name)
+		fmt.Fprintf(stderr, "lab challenge run %s: %s\n  lab challenge run %s -- go run ./mine\n  lab challenge run %s -- python3 mine.py\n", c.Name, sayProgramAfter.F(), c.Name, c.Name)
 		return 2
 	}
 	if len(command) == 0 {
@@ -291,11 +291,11 @@ func challengeRun(args []string, stdout, stderr io.Writer) int {
 	var inRoom progress.Store
 	if *roomName != "" || *as != "" {
 		if *roomName == "" || *as == "" {
-			fmt.Fprintln(stderr, "lab challenge run: --room and --as go together: the room's name and yours in it")
+			fmt.Fprintln(stderr, "lab challenge run: "+sayRoomAs.F())
 			return 2
 		}
 		if p := services.NamespaceProblem(*as); p != "" {
-			fmt.Fprintf(stderr, "lab challenge run --as %s: not a participant's name: %s\n", *as, p)
+			fmt.Fprintf(stderr, "lab challenge run --as %s: %s\n", *as, sayNotParticipant.F(p))
 			return 2
 		}
 		if cfg.Namespace == "" {
@@ -502,7 +502,7 @@ func keepInRoom(store progress.Store, name string, s *chaos.Summary) error {
 func challengeAtWorkshop(dest, name string, o challenge.Options, command []string, stdout, stderr io.Writer) int {
 	user, hostPort, ok := strings.Cut(dest, "@")
 	if !ok || user == "" || hostPort == "" {
-		fmt.Fprintf(stderr, "lab challenge run --workshop %q: give NAME@HOST[:PORT], as you ssh to the workshop\n", dest)
+		fmt.Fprintf(stderr, "lab challenge run --workshop %q: %s\n", dest, sayWorkshopDest.F())
 		return 2
 	}
 	host, port := hostPort, "2222"

@@ -72,15 +72,15 @@ runs lessons with no terminal, each from its reset and along every path of its c
 
 func cmdReplay(ctx context.Context, g globals, args []string, f replayFlags, stdout, stderr io.Writer) int {
 	if f.parallel < 0 {
-		fmt.Fprintln(stderr, "lab replay: --parallel N wants N ≥ 1 (1: one lesson after another)")
+		fmt.Fprintln(stderr, "lab replay: "+sayParallelN.F())
 		return 2
 	}
 	if f.mutate < 0 || f.mutate > 0 && (f.json || f.junit != "" || f.transcript != "") {
-		fmt.Fprintln(stderr, "lab replay: --mutate N wants N ≥ 1 and prints its verdicts only (no --json, --junit or --transcript)")
+		fmt.Fprintln(stderr, "lab replay: "+sayMutateN.F())
 		return 2
 	}
 	if f.repeat < 1 || f.repeat > 1 && (f.mutate > 0 || f.json || f.junit != "" || f.transcript != "") {
-		fmt.Fprintln(stderr, "lab replay: --repeat N wants N ≥ 1 and prints each lesson's failures only (no --mutate, --json, --junit or --transcript)")
+		fmt.Fprintln(stderr, "lab replay: "+sayRepeatN.F())
 		return 2
 	}
 	lessons, unloaded, code := replayLessons(g, args, f.all, stderr)
@@ -230,7 +230,7 @@ func replayLessons(g globals, args []string, all bool, stderr io.Writer) ([]*lab
 		if l == nil {
 			fmt.Fprintf(stderr, "lab replay: %s\n", sayReplayNoLesson.F(id))
 			if err != nil {
-				fmt.Fprintln(stderr, "lab replay: it may be in one of the files above that did not load")
+				fmt.Fprintln(stderr, "lab replay: "+sayNotLoaded.F())
 			}
 			return nil, nil, 2
 		}

@@ -26,6 +26,16 @@ var (
 	sayNoSubcommand   = catalog.Add("no subcommand %q; use list, contract, init, hint or run", "zh", "没有子命令 %s；可用 list、contract、init、hint 或 run")
 	_                 = catalog.Add("no challenge %q; `lab challenge list` shows them: %s", "zh", "没有挑战 %s；`lab challenge list` 会列出它们：`%s`")
 
+	sayParallelN      = catalog.Add("--parallel N wants N ≥ 1 (1: one lesson after another)", "zh", "--parallel N 要求 N ≥ 1（1：一课接一课）")
+	sayMutateN        = catalog.Add("--mutate N wants N ≥ 1 and prints its verdicts only (no --json, --junit or --transcript)", "zh", "--mutate N 要求 N ≥ 1，且只打印判定（不能与 --json、--junit 或 --transcript 同用）")
+	sayRepeatN        = catalog.Add("--repeat N wants N ≥ 1 and prints each lesson's failures only (no --mutate, --json, --junit or --transcript)", "zh", "--repeat N 要求 N ≥ 1，且只打印每课的失败次数（不能与 --mutate、--json、--junit 或 --transcript 同用）")
+	sayNotLoaded      = catalog.Add("it may be in one of the files above that did not load", "zh", "它可能在上面没能加载的某个文件里")
+	sayInitWhat       = catalog.Add("give a challenge and a folder: lab challenge init once --lang go ./once", "zh", "请给出一个挑战和一个目录：`lab challenge init once --lang go ./once`")
+	sayProgramAfter   = catalog.Add("give your program after --, e.g.", "zh", "请在 -- 之后给出你的程序，例如：")
+	sayRoomAs         = catalog.Add("--room and --as go together: the room's name and yours in it", "zh", "--room 和 --as 要一起用：房间名和你在房间里的名字")
+	sayNotParticipant = catalog.Add("not a participant's name: %s", "zh", "不是参与者的名字：%s")
+	sayWorkshopDest   = catalog.Add("give NAME@HOST[:PORT], as you ssh to the workshop", "zh", "请写成 NAME@HOST[:PORT]，和你 ssh 到工作坊时一样")
+
 	// The flag package's own errors.
 	_ = catalog.Add("flag provided but not defined: %s", "zh", "没有这个参数：%s")
 	_ = catalog.Add("invalid value %s for flag %s: %s", "zh", "参数 %[2]s 的值 %[1]s 无效：%[3]s")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 
@@ -34,10 +35,22 @@ func TestALearnersErrorsBeforeTheScreenAreSaidInChinese(t *testing.T) {
 		{"no such challenge", []string{"challenge", "run", "nosuch"}},
 		{"no such subcommand", []string{"challenge", "frob"}},
 		{"an argument to doctor", []string{"doctor", "extra"}},
+		{"replay in no lanes", []string{"replay", "1", "--parallel", "-1"}},
+		{"challenge init with no folder", []string{"challenge", "init", "once"}},
+		{"a challenge with no program", []string{"challenge", "run", "once"}},
+		{"a room with no name in it", []string{"challenge", "run", "once", "--room", "r", "--", "true"}},
+		{"a workshop with no host", []string{"challenge", "run", "once", "--workshop", "nohost", "--", "true"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var out, en, zh bytes.Buffer
-			if code := run(append(append([]string{}, c.args...), "--lang", "zh"), &out, &zh); code == 0 {
+			// --lang goes before a program's "--".
+			zhArgs := append([]string{}, c.args...)
+			if i := slices.Index(zhArgs, "--"); i >= 0 {
+				zhArgs = slices.Insert(zhArgs, i, "--lang", "zh")
+			} else {
+				zhArgs = append(zhArgs, "--lang", "zh")
+			}
+			if code := run(zhArgs, &out, &zh); code == 0 {
 				t.Fatalf("exit 0 for a mistake; stderr %q", zh.String())
 			}
 			run(c.args, &out, &en)
@@ -52,6 +65,15 @@ func TestALearnersErrorsBeforeTheScreenAreSaidInChinese(t *testing.T) {
 				// it came: "dial tcp …: connect: connection refused".
 				if _, sys, ok := strings.Cut(line, "dial tcp "); ok {
 					line = strings.TrimSuffix(line, sys)
+				}
+				// A command line is code: the prefix a message begins with,
+				// an example indented under it.
+				if strings.HasPrefix(strings.TrimSpace(line), "lab ") {
+					if i := strings.Index(line, ": "); i >= 0 {
+						line = line[i+2:]
+					} else {
+						line = ""
+					}
 				}
 				if s := catalog.Sentence(line); s != "" {
 					t.Errorf("English %q in a Chinese error line: %q", s, line)

@@ -291,8 +291,9 @@ func In(lang, line string) string { return lab.In(lang, line) }
 // Lab is the lab's table, for tests that check it.
 func Lab() *Catalog { return &lab }
 
-// command is the "lab open: " a command's message begins with.
-var command = regexp.MustCompile(`^lab( [a-z-]+)*: `)
+// command is the "lab open: " (or "lab challenge run --as x: ") a
+// command's message begins with: the command line, not a sentence.
+var command = regexp.MustCompile(`^lab[^:]*: `)
 
 // Writer says in lang every line written to w that is one of the lab's
 // sentences, keeping the "lab COMMAND: " it begins with: a command's
