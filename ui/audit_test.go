@@ -123,7 +123,7 @@ func (au *auditor) lessonPane() []string {
 		}
 	}
 	act := p.action(iw)
-	if need := p.vp.Height() + 1 + len(act); need > p.h-2 {
+	if need := p.textLines(len(act)) + 1 + len(act); need > p.h-2 {
 		probs = append(probs, fmt.Sprintf("the lesson pane needs %d lines for its text, rule and %d action lines and has %d: the last are dropped", need, len(act), p.h-2))
 	}
 	view := ansi.Strip(p.View())
@@ -425,6 +425,14 @@ func TestTheScreenAuditCatchesWhatItLooksFor(t *testing.T) {
 	if probs := au.check("en"); len(probs) != 0 {
 		t.Errorf("a sound frame fails the audit: %v", probs)
 	}
+
+	// A pane too short for its text's last line, the rule and the action.
+	h := a.lesson.h
+	a.lesson.h = 4
+	if probs := au.lessonPane(); len(probs) == 0 || !strings.Contains(strings.Join(probs, "\n"), "the last are dropped") {
+		t.Errorf("the audit missed an action area with no room: %v", probs)
+	}
+	a.lesson.h = h
 
 	labels := map[string]string{"intended": "intended", "committed": "committed"}
 	view := "│verdict     lost   applied once │\n│intended    1      1            │\n│committed   0      0            │"

@@ -373,7 +373,6 @@ func wrapStyled(style interface{ Render(...string) string }, text string, w int)
 func (p *lessonPane) View() string {
 	st, t := p.c.st, p.c.t()
 	iw := p.textWidth()
-	p.fitAction(iw)
 	title := t.NoLessonOpen
 	if p.lesson != nil {
 		title = fmt.Sprintf("%d. %s", p.lesson.Number, oneLine(p.lesson.Title))
@@ -386,20 +385,21 @@ func (p *lessonPane) View() string {
 			title = fitLine(title, max(iw-4-displayWidth(prog), 1)) + prog
 		}
 	}
+	act := p.action(iw)
 	body := strings.Split(p.viewport(), "\n")
-	body = append(body, st.Dim.Render(p.rule(iw)))
-	body = append(body, p.action(iw)...)
+	body = body[:min(len(body), p.textLines(len(act)))]
+	body = append(body, st.Dim.Render(p.rule(iw, len(body))))
+	body = append(body, act...)
 	return pane(st, p.active, title, body, p.w, p.h)
 }
 
-// fitAction gives the action area the lines it has grown to since the last
-// layout: a wait line's timer gains a digit and wraps, a second session
-// starts waiting. The text gives up the lines (the rule counts them below)
-// rather than the action losing its last; the next layout settles it.
-func (p *lessonPane) fitAction(iw int) {
-	if act := len(p.action(iw)); p.vp.Height()+1+act > p.h-2 {
-		p.vp.SetHeight(max(p.h-2-1-act, 1))
-	}
+// textLines is how many lines of text the pane shows above an action area
+// of act lines: the layout's, unless the action grew since (a wait line's
+// timer gains a digit and wraps, a second session starts waiting). Then the
+// text gives up the lines (the rule counts them below), never the action;
+// the next layout settles it.
+func (p *lessonPane) textLines(act int) int {
+	return min(p.vp.Height(), max(p.h-2-1-act, 1))
 }
 
 // isMenu reports whether a step asks the learner to pick an option first:

@@ -33,8 +33,8 @@ func (p *lessonPane) actionHeight() int {
 // rule is the line between the text and the action: it says how many lines
 // of text are below the view, so Enter never runs a step whose text the
 // learner has not had on screen without being told.
-func (p *lessonPane) rule(w int) string {
-	below := p.vp.TotalLineCount() - p.vp.YOffset() - p.vp.Height()
+func (p *lessonPane) rule(w, shown int) string {
+	below := p.vp.TotalLineCount() - p.vp.YOffset() - shown
 	if below <= 0 {
 		return strings.Repeat("-", w)
 	}
