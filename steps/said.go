@@ -199,7 +199,8 @@ var (
 		"zh", "没有在等待：%s")
 	sayStillWaitingNoErr = catalog.Add("still waiting, no error yet",
 		"zh", "仍在等待，还没有错误")
-	sayNoAnswer = catalog.Add("no answer within %s",
+	// errNoAnswer as a consume step wraps it (%w within D).
+	_ = catalog.Add("no answer within %s",
 		"zh", "%s 内没有应答")
 	sayNoMySQL = catalog.Add("no MySQL connection",
 		"zh", "没有 MySQL 连接")

@@ -221,13 +221,19 @@ func (a *App) workerPaused() bool {
 	return false
 }
 
-// pausedFirst is the lesson's hints with k and c moved right after the
-// first (enter): the hints keep their order otherwise.
+// pausedFirst is the lesson's hints with k's and c's moved right after the
+// first (enter); the others keep their order.
 func pausedFirst(hints []string) []string {
-	if len(hints) < 6 {
+	if len(hints) == 0 {
 		return hints
 	}
-	// HintsLesson: enter, up/down, tab, k, c, ...
-	out := []string{hints[0], hints[3], hints[4], hints[1], hints[2]}
-	return append(out, hints[5:]...)
+	var keys, rest []string
+	for _, h := range hints[1:] {
+		if strings.HasPrefix(h, "k ") || strings.HasPrefix(h, "c ") {
+			keys = append(keys, h)
+		} else {
+			rest = append(rest, h)
+		}
+	}
+	return append(append([]string{hints[0]}, keys...), rest...)
 }

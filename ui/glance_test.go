@@ -31,36 +31,14 @@ func TestAt80x24TheStepsRowsTheQueuesAndTheVerdictShareAFrame(t *testing.T) {
 	for _, c := range []struct{ lesson, option string }{{"1", ""}, {"12", ""}, {"24", "after-confirm"}} {
 		t.Run("lesson"+c.lesson, func(t *testing.T) {
 			l := labs.Find(ls, c.lesson)
-			a, err := newApp(context.Background(), Options{Env: env, Lang: "en", Start: l.ID,
-				Progress: progress.FileStore{Path: filepath.Join(t.TempDir(), "progress.json")}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(a.shutdown)
-			d := newDriver(t, a)
-			d.handle(tea.WindowSizeMsg{Width: 80, Height: 24})
-			d.until("the lesson to open", 10*time.Second, func(a *App) bool { return idle(a) && a.sess.lessonID == l.ID })
+			a, d := openLessonAt(t, env, l.ID, 80, 24)
 			s, tx := a.sess, a.c.t()
 			l = a.find(l.ID) // the screen's own lesson, whose steps the session runs
 			named := 0
 			for !s.Done() {
 				prev := s.next
 				st := s.steps[prev]
-				if ch := s.pendingChoice(); ch != nil {
-					if ch.Kind == "predict" {
-						d.press("down")
-					}
-					for i, o := range steps.Options(ch) {
-						if o.Name == c.option {
-							for range i {
-								d.press("down")
-							}
-						}
-					}
-				}
-				d.press("enter")
-				d.until(fmt.Sprintf("step %d (%s line %d)", prev+1, st.Kind, st.Line), walkStepTimeout,
-					func(a *App) bool { return idle(a) && a.sess.next > prev })
+				runNextTaking(d, c.option)
 				if r := s.results[prev]; !r.Passed && !r.Skipped {
 					t.Fatalf("step %d (%s line %d) failed: %s", prev+1, st.Kind, st.Line, r.Why)
 				}
@@ -106,4 +84,44 @@ func TestAt80x24TheStepsRowsTheQueuesAndTheVerdictShareAFrame(t *testing.T) {
 			quitAndCheck(t, d, a, env.Svc.Names.NS)
 		})
 	}
+}
+
+// openLessonAt opens lesson id on the screen at w×h, with progress of the
+// test's own, and waits until it is open.
+func openLessonAt(t *testing.T, env *steps.Env, id string, w, h int) (*App, *driver) {
+	t.Helper()
+	a, err := newApp(context.Background(), Options{Env: env, Lang: "en", Start: id,
+		Progress: progress.FileStore{Path: filepath.Join(t.TempDir(), "progress.json")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.shutdown)
+	d := newDriver(t, a)
+	d.handle(tea.WindowSizeMsg{Width: w, Height: h})
+	d.until("the lesson to open", 10*time.Second, func(a *App) bool { return idle(a) && a.sess.lessonID == id })
+	return a, d
+}
+
+// runNextTaking runs the session's next step as a learner would, taking
+// option at a menu (a predict's second option when none is named), and
+// waits until it is done.
+func runNextTaking(d *driver, option string) {
+	s := d.a.sess
+	prev := s.next
+	st := s.steps[prev]
+	if ch := s.pendingChoice(); ch != nil {
+		if ch.Kind == "predict" {
+			d.press("down")
+		}
+		for i, o := range steps.Options(ch) {
+			if o.Name == option {
+				for range i {
+					d.press("down")
+				}
+			}
+		}
+	}
+	d.press("enter")
+	d.until(fmt.Sprintf("step %d (%s line %d)", prev+1, st.Kind, st.Line), walkStepTimeout,
+		func(a *App) bool { return idle(a) && a.sess.next > prev })
 }

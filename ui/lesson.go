@@ -51,11 +51,10 @@ func (p *lessonPane) SetSize(w, h int) {
 		p.Rebuild()
 		return
 	}
-	step, past, total := -1, p.vp.YOffset(), p.vp.TotalLineCount()
-	for i, line := range p.anchors {
-		if line <= p.vp.YOffset() && (step < 0 || line > p.anchors[step]) {
-			step, past = i, p.vp.YOffset()-line
-		}
+	step, total := p.topStep(), p.vp.TotalLineCount()
+	past := p.vp.YOffset()
+	if step >= 0 {
+		past -= p.anchors[step]
 	}
 	oldW := p.textWidth()
 	p.w, p.h = w, h
@@ -400,6 +399,18 @@ func (p *lessonPane) View() string {
 // the next layout settles it.
 func (p *lessonPane) textLines(act int) int {
 	return min(p.vp.Height(), max(p.h-2-1-act, 1))
+}
+
+// topStep is the step whose result begins at or above the text's top line
+// (-1: the text is above every result): the reader's place.
+func (p *lessonPane) topStep() int {
+	step := -1
+	for i, line := range p.anchors {
+		if line <= p.vp.YOffset() && (step < 0 || line > p.anchors[step]) {
+			step = i
+		}
+	}
+	return step
 }
 
 // isMenu reports whether a step asks the learner to pick an option first:

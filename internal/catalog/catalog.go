@@ -38,9 +38,6 @@ func (p *Phrase) F(args ...any) string { return fmt.Sprintf(p.en, args...) }
 // E is F as an error.
 func (p *Phrase) E(args ...any) error { return fmt.Errorf(p.en, args...) }
 
-// English is the format.
-func (p *Phrase) English() string { return p.en }
-
 // Catalog is a set of phrases. Its zero value is empty and ready.
 type Catalog struct {
 	mu      sync.Mutex
@@ -111,17 +108,6 @@ func (c *Catalog) Phrases() []*Phrase {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]*Phrase(nil), c.phrases...)
-}
-
-// Translations is the phrase's formats by language.
-func (p *Phrase) Translations() map[string]string { return p.tr }
-
-// Args is how many arguments the English format takes.
-func (p *Phrase) Args() int { return p.n }
-
-// Match reports whether line is this phrase, whatever its arguments.
-func (p *Phrase) Match(line string) bool {
-	return strings.Contains(line, p.lit) && p.re.MatchString(line)
 }
 
 // In is line said in lang where it is one of the catalog's sentences (an
