@@ -255,17 +255,25 @@ type Error struct {
 	Err   error
 }
 
-func (e *Error) Error() string {
+func (e *Error) Error() string { return e.In(nil) }
+
+// In is the error with each of its parts said by say (the lab's catalog
+// in the learner's language; nil: as written), in the one layout every
+// language shares.
+func (e *Error) In(say func(string) string) string {
+	if say == nil {
+		say = func(s string) string { return s }
+	}
 	var b strings.Builder
-	b.WriteString(e.What)
+	b.WriteString(say(e.What))
 	if e.Where != "" {
-		b.WriteString(" (" + e.Where + ")")
+		b.WriteString(" (" + say(e.Where) + ")")
 	}
 	if e.Err != nil {
-		b.WriteString(": " + e.Err.Error())
+		b.WriteString(": " + say(e.Err.Error()))
 	}
 	if e.Fix != "" {
-		b.WriteString("\n  fix: " + e.Fix)
+		b.WriteString("\n  " + say("fix: "+e.Fix))
 	}
 	// A driver's error can quote the address it was given; the passwords
 	// the lab was given never reach a person through one.

@@ -348,11 +348,21 @@ func printErr(w io.Writer, err error) {
 	var j joined
 	if errors.As(err, &j) {
 		for _, e := range j.Unwrap() {
-			fmt.Fprintf(w, "lab: %v\n", e)
+			fmt.Fprintf(w, "lab: %s\n", said(w, e))
 		}
 		return
 	}
-	fmt.Fprintf(w, "lab: %v\n", err)
+	fmt.Fprintf(w, "lab: %s\n", said(w, err))
+}
+
+// said is err in the language w speaks (catalog.Writer): a lab.Error part
+// by part, any other error as its line.
+func said(w io.Writer, err error) string {
+	var le *lab.Error
+	if lang := catalog.LangOf(w); lang != "en" && errors.As(err, &le) && le == err {
+		return le.In(func(s string) string { return catalog.In(lang, s) })
+	}
+	return err.Error()
 }
 
 // without is args less the first s in them.

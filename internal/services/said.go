@@ -7,22 +7,23 @@ import "github.com/rmlab/lab/internal/catalog"
 var sayOwnBinlog = catalog.Add("%s has no row-based binary log (%s): this lesson runs on a server of the lab's own, %s %s at %s%s, with log_bin ON and binlog_format ROW",
 	"zh", "%s 没有基于行的二进制日志（%s）：本课改在实验室自己的服务器上运行，%s %s，地址 %s%s，log_bin 为 ON，binlog_format 为 ROW")
 
-// A service the lab cannot use, as lab.Error says it (what (where): error,
-// then its fix), in every language the screen and the commands speak.
+// A service the lab cannot use: the parts of its lab.Error (what, where,
+// the fix; lab.Error.In lays them out), in every language the screen and
+// the commands speak.
 var (
-	_ = catalog.Add("cannot reach %s (%s): %s", "zh", "连不上 %s（%s）：%s")
-	_ = catalog.Add("%s refused the login (%s): %s", "zh", "%s 拒绝了登录（%s）：%s")
-	_ = catalog.Add("cannot find %s's host %s (%s): %s", "zh", "找不到 %s 的主机 %s（%s）：%s")
-	_ = catalog.Add("%s did not answer in time (%s): %s", "zh", "%s 没有及时应答（%s）：%s")
-	_ = catalog.Add("the MySQL DSN is malformed (%s): %s", "zh", "MySQL DSN 格式不对（%s）：%s")
-	_ = catalog.Add("the MySQL DSN is malformed: %s (%s)", "zh", "MySQL DSN 格式不对：%s（%s）")
-	_ = catalog.Add("the AMQP URL is malformed: %s (%s)", "zh", "AMQP URL 格式不对：%s（%s）")
-	_ = catalog.Add("the management API URL is malformed: %s (%s)", "zh", "管理 API 的 URL 格式不对：%s（%s）")
-	_ = catalog.Add("the Redis address is malformed: want host:port, with no user, password or scheme (%s)", "zh", "Redis 地址格式不对：应为 host:port，不带用户、密码或协议（%s）")
-	_ = catalog.Add("the Redis address is malformed: %s (%s)", "zh", "Redis 地址格式不对：%s（%s）")
-	_ = catalog.Add("namespace %q is not allowed: %s (%s)", "zh", "命名空间 %s 不可用：%s（%s）")
-	_ = catalog.Add("broker control %q is unknown (%s)", "zh", "不认识的 broker 控制方式 %s（%s）")
-	_ = catalog.Add("  fix: %s", "zh", "  解决办法：%s")
+	_ = catalog.Add("cannot reach %s", "zh", "连不上 %s")
+	_ = catalog.Add("%s refused the login", "zh", "%s 拒绝了登录")
+	_ = catalog.Add("cannot find %s's host %s", "zh", "找不到 %s 的主机 %s")
+	_ = catalog.Add("%s did not answer in time", "zh", "%s 没有及时应答")
+	_ = catalog.Add("the MySQL DSN is malformed", "zh", "MySQL DSN 格式不对")
+	_ = catalog.Add("the MySQL DSN is malformed: %s", "zh", "MySQL DSN 格式不对：%s")
+	_ = catalog.Add("the AMQP URL is malformed: %s", "zh", "AMQP URL 格式不对：%s")
+	_ = catalog.Add("the management API URL is malformed: %s", "zh", "管理 API 的 URL 格式不对：%s")
+	_ = catalog.Add("the Redis address is malformed: want host:port, with no user, password or scheme", "zh", "Redis 地址格式不对：应为 host:port，不带用户、密码或协议")
+	_ = catalog.Add("the Redis address is malformed: %s", "zh", "Redis 地址格式不对：%s")
+	_ = catalog.Add("namespace %q is not allowed: %s", "zh", "命名空间 %s 不可用：%s")
+	_ = catalog.Add("broker control %q is unknown", "zh", "不认识的 broker 控制方式 %s")
+	_ = catalog.Add("fix: %s", "zh", "解决办法：%s")
 	_ = catalog.Add("nothing listens at that address: %s", "zh", "那个地址上没有服务在监听：%s")
 	_ = catalog.Add("start it (on Debian: start-stop-daemon --start --background --exec /usr/sbin/mariadbd), pass another server with --mysql DSN or LAB_MYSQL_DSN, or run `docker compose up -d mysql rabbitmq redis` in the lab's folder",
 		"zh", "启动它（Debian 上：start-stop-daemon --start --background --exec /usr/sbin/mariadbd），用 --mysql DSN 或 LAB_MYSQL_DSN 指定另一台服务器，或在实验室目录里运行 `docker compose up -d mysql rabbitmq redis`")
