@@ -61,8 +61,9 @@ func Untranslated(lang string, l *lab.Lesson, results []lab.Result) []string {
 		}
 		for _, raw := range lines {
 			for _, line := range strings.Split(raw, "\n") {
-				if s := english(InLanguage(lang, line), quoted); s != "" {
-					out = append(out, r.Kind+" step: "+catalog.In(lang, line)+"  («"+s+"»)")
+				said := InLanguage(lang, line)
+				if s := english(said, quoted); s != "" {
+					out = append(out, r.Kind+" step: "+said+"  («"+s+"»)")
 				}
 			}
 		}
