@@ -16,6 +16,15 @@ import (
 	"github.com/rmlab/lab/internal/secret"
 )
 
+// DialTimeout is how long a connection to a server may take to open. A
+// server too busy to accept (its accept queue full: MariaDB's back_log is
+// 80) holds a new connection back until it accepts again, and the dial
+// completes within a second of that. A dial cut at 3 s failed a worker
+// under CI's load ("dial tcp 127.0.0.1:3306: i/o timeout" at +3.47 s);
+// this one waits out a stall of seven seconds. A refused port still fails
+// at once.
+const DialTimeout = 8 * time.Second
+
 // OpenDB is how a worker process (consumer, relay, producer, executor)
 // connects to one of the article's databases: the address from cfg, the
 // name namespaced.
@@ -38,13 +47,13 @@ func Open(ctx context.Context, dsn, name string) (*sql.DB, error) {
 	// workers' statements are short and many (the relay's above all).
 	dc.InterpolateParams = true
 	if dc.Timeout == 0 {
-		dc.Timeout = 3 * time.Second
+		dc.Timeout = DialTimeout
 	}
 	db, err := sql.Open("mysql", dc.FormatDSN())
 	if err != nil {
 		return nil, err
 	}
-	pc, cancel := context.WithTimeout(ctx, 5*time.Second)
+	pc, cancel := context.WithTimeout(ctx, dc.Timeout+2*time.Second)
 	defer cancel()
 	if err := db.PingContext(pc); err != nil {
 		db.Close()

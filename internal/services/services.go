@@ -137,7 +137,7 @@ func Connect(ctx context.Context, cfg Config, strict bool) (*Services, error) {
 	}
 	// Probe the three in parallel: three unreachable services still fail fast.
 	ch := make(chan res, 3)
-	pctx, pcancel := context.WithTimeout(ctx, 5*time.Second)
+	pctx, pcancel := context.WithTimeout(ctx, DialTimeout+2*time.Second)
 	defer pcancel()
 	go func() { ch <- res{"mysql", s.connectMySQL(pctx)} }()
 	go func() { ch <- res{"amqp", s.probeAMQP(pctx)} }()
@@ -198,14 +198,14 @@ func (s *Services) connectMySQL(ctx context.Context) error {
 	cfg, _ := gomysql.ParseDSN(s.Config.MySQL)
 	where := cfg.Addr
 	if cfg.Timeout == 0 {
-		cfg.Timeout = 3 * time.Second
+		cfg.Timeout = DialTimeout
 	}
 	cfg.ParseTime = true
 	cfg.MultiStatements = false
 	cfg.InterpolateParams = false
 	db, err := sql.Open("mysql", cfg.FormatDSN())
 	if err == nil {
-		c, cancel := context.WithTimeout(ctx, 4*time.Second)
+		c, cancel := context.WithTimeout(ctx, cfg.Timeout+time.Second)
 		defer cancel()
 		err = db.PingContext(c)
 		if err == nil {
@@ -311,7 +311,7 @@ func (s *Services) probeAMQP(ctx context.Context) error {
 // DialAMQP dials with a bounded handshake, so an unreachable or silent
 // broker fails in seconds instead of the library's default.
 func DialAMQP(ctx context.Context, rawURL string) (*amqp.Connection, error) {
-	deadline := 4 * time.Second
+	deadline := DialTimeout
 	if d, ok := ctx.Deadline(); ok && time.Until(d) < deadline {
 		deadline = time.Until(d)
 	}
@@ -455,9 +455,9 @@ func IsLocal(h string) bool {
 }
 
 func (s *Services) connectRedis(ctx context.Context) error {
-	cl := redis.NewClient(&redis.Options{Addr: s.Config.Redis, DialTimeout: 3 * time.Second,
+	cl := redis.NewClient(&redis.Options{Addr: s.Config.Redis, DialTimeout: DialTimeout,
 		ReadTimeout: 3 * time.Second, WriteTimeout: 3 * time.Second, MaxRetries: -1})
-	c, cancel := context.WithTimeout(ctx, 4*time.Second)
+	c, cancel := context.WithTimeout(ctx, DialTimeout+time.Second)
 	defer cancel()
 	info, err := cl.Info(c, "server").Result()
 	if err != nil {

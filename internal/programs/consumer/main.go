@@ -216,7 +216,7 @@ func Open(ctx context.Context, cfg services.Config, o Options) (*Consumer, func(
 		RedisKey: func(consumer, key string) string { return RedisKey(cfg.Namespace, consumer, key) }}
 	closeAll := func() { db.Close() }
 	if o.Strategy.usesRedis() {
-		rc := redis.NewClient(&redis.Options{Addr: cfg.Redis, DialTimeout: 3 * time.Second, MaxRetries: -1})
+		rc := redis.NewClient(&redis.Options{Addr: cfg.Redis, DialTimeout: services.DialTimeout, MaxRetries: -1})
 		if err := rc.Ping(pc).Err(); err != nil {
 			rc.Close()
 			db.Close()
