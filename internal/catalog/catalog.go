@@ -103,6 +103,19 @@ func (c *Catalog) Add(en string, langFormat ...string) *Phrase {
 	return p
 }
 
+// Holds reports whether en is one of the table's English formats: a test
+// that reads a program's source asks it of every message written there.
+func (c *Catalog) Holds(en string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, p := range c.phrases {
+		if p.en == en {
+			return true
+		}
+	}
+	return false
+}
+
 // Phrases is every phrase, for tests that check the table.
 func (c *Catalog) Phrases() []*Phrase {
 	c.mu.Lock()
