@@ -243,3 +243,179 @@ var (
 	sayServerOption = catalog.Add("%s → %s (this server, %s %s): %s",
 		"zh", "%s → %s（本服务器，%s %s）：%s")
 )
+
+// What checking a lesson's steps and reading their figures writes: a
+// lesson's mistakes, as lab check and the screen say them.
+var (
+	// Suggest's hint, as a message ends with it.
+	_ = catalog.Add(" (did you mean %s?)",
+		"zh", "（是不是想写 %s？）")
+	_ = catalog.Add("channel %s runs on the %s connection, not %s; name another channel",
+		"zh", "通道 %s 运行在 %s 连接上，不是 %s；请换一个通道名")
+	_ = catalog.Add("%s: %s=%q: write a publish or return number from 1",
+		"zh", "%s：%s=%s：请写一个从 1 起的发布序号或 return 序号")
+	_ = catalog.Add("%s: cut-after=%s: use basic.publish or basic.ack",
+		"zh", "%s：cut-after=%s：请用 basic.publish 或 basic.ack")
+	_ = catalog.Add("%s: proxy step sets nothing: use drop-confirm=N, drop-return=N, delay=D, cut-after=METHOD, reset or show",
+		"zh", "%s：proxy 步骤什么也没有设置：请用 drop-confirm=N、drop-return=N、delay=D、cut-after=METHOD、reset 或 show")
+	_ = catalog.Add("until=%q: %s wants a number",
+		"zh", "until=%s：%s 需要一个数字")
+	_ = catalog.Add("%s: queues step names no queue (one per line)",
+		"zh", "%s：queues 步骤没有列出任何队列（每行一个）")
+	_ = catalog.Add("header %s: the lab reads %s and the application's own headers%s",
+		"zh", "header %s：实验室读取 %s 以及应用自己的消息头%s")
+	_ = catalog.Add("the last delivery has no %s",
+		"zh", "最后一条投递没有 %s")
+	_ = catalog.Add("%s: %s=%q is not a whole number",
+		"zh", "%s：%s=%s 不是整数")
+	_ = catalog.Add("%s: mode=%s: use deliver or get",
+		"zh", "%s：mode=%s：请用 deliver 或 get")
+	_ = catalog.Add("broker: %q: use ready, unacked, consumers, messages, unavailable or holds",
+		"zh", "broker：%s：请用 ready、unacked、consumers、messages、unavailable 或 holds")
+	_ = catalog.Add("amqp: %q: use acked, nacked, timeouts, unknown, returned, delivered, redelivered, wire publishes or wire dropped-confirms",
+		"zh", "amqp：%s：请用 acked、nacked、timeouts、unknown、returned、delivered、redelivered、wire publishes 或 wire dropped-confirms")
+	_ = catalog.Add("broker: queue %s does not exist (misspelt, or not declared yet?)",
+		"zh", "broker：队列 %s 不存在（名字写错了，还是还没有声明？）")
+	_ = catalog.Add("broker: queue %s is unavailable (%s) and the lab never read it while it was available: nothing to count",
+		"zh", "broker：队列 %s 不可用（%s），而实验室在它可用时从没读过它：没有可数的")
+	_ = catalog.Add("%s: declare line %q: start with exchange, queue or bind",
+		"zh", "%s：declare 行 %s：请以 exchange、queue 或 bind 开头")
+	_ = catalog.Add("%s: declare step declares nothing",
+		"zh", "%s：declare 步骤什么也没有声明")
+	_ = catalog.Add("%s: declare takes error=CODE (must fail) or allow-error=CODE (may fail), not both",
+		"zh", "%s：declare 接受 error=CODE（必须失败）或 allow-error=CODE（可以失败），不能两个都写")
+	_ = catalog.Add("%s: via=%s: use direct or proxy",
+		"zh", "%s：via=%s：请用 direct 或 proxy")
+	_ = catalog.Add("%s: publish takes queue= (default exchange) or exchange= and key=, not both",
+		"zh", "%s：publish 接受 queue=（默认交换机）或 exchange= 加 key=，不能两者都写")
+	_ = catalog.Add("type=%s: an exchange is direct, fanout, topic or headers",
+		"zh", "type=%s：交换机的类型是 direct、fanout、topic 或 headers")
+	_ = catalog.Add("type=%s: a queue is classic, quorum or stream",
+		"zh", "type=%s：队列的类型是 classic、quorum 或 stream")
+	_ = catalog.Add("%q: a bind line takes key=K only",
+		"zh", "%s：bind 行只接受 key=K")
+	_ = catalog.Add("%q is not understood%s; %s lines take type=, durable|transient and %s",
+		"zh", "无法理解 %s%s；%s 行接受 type=、durable|transient 以及 %s")
+	_ = catalog.Add("%s needs a value (%s)",
+		"zh", "%s 需要一个值（%s）")
+	_ = catalog.Add("%s: close needs channel=NAME or connection=direct|proxy",
+		"zh", "%s：close 需要 channel=NAME 或 connection=direct|proxy")
+	_ = catalog.Add("%s: tag=%q: write a delivery tag number or last",
+		"zh", "%s：tag=%s：请写一个投递标签号，或者 last")
+	_ = catalog.Add("chaos: %q: write chaos: FIGURE PIPELINE (FIGURE: committed, applied, once, lost, twice, absorbed, published)",
+		"zh", "chaos：%s：请写成 chaos: FIGURE PIPELINE（FIGURE：committed、applied、once、lost、twice、absorbed、published）")
+	_ = catalog.Add("chaos: no chaos step of pipeline %s has run in this lesson",
+		"zh", "chaos：本课还没有运行过流水线 %s 的 chaos 步骤")
+	_ = catalog.Add("chaos: %q: FIGURE is one of committed, applied, once, lost, twice, absorbed, published",
+		"zh", "chaos：%s：FIGURE 只能是 committed、applied、once、lost、twice、absorbed、published 之一")
+	_ = catalog.Add("%s=%q: write a whole number ≥ 1",
+		"zh", "%s=%s：请写一个 ≥ 1 的整数")
+	_ = catalog.Add("seed=%q: write a whole number",
+		"zh", "seed=%s：请写一个整数")
+	_ = catalog.Add("%s=%q: write a duration such as 8s",
+		"zh", "%s=%s：请写一个时长，例如 8s")
+	_ = catalog.Add("%s: server step: fact=%q is not one the lab reads%s; it reads %s",
+		"zh", "%s：server 步骤：fact=%s 不是实验室读取的事实%s；它读取的是 %s")
+	_ = catalog.Add("%s: server step %s: its options are on and off (the fact's value), one per line as name: what this server does",
+		"zh", "%s：server 步骤 %s：它的选项是 on 和 off（事实的值），每行一个，写成 name: 这台服务器做什么")
+	_ = catalog.Add("%s: choice %s needs at least two options, one per line as name: description",
+		"zh", "%s：choice %s 至少需要两个选项，每行一个，写成 name: description")
+	_ = catalog.Add("%s: choice option %q: names are single words, unique",
+		"zh", "%s：choice 选项 %s：名字必须是单个词，且互不相同")
+	_ = catalog.Add("%s: expect step has no expectation",
+		"zh", "%s：expect 步骤没有任何期望")
+	_ = catalog.Add("%q is not a number",
+		"zh", "%s 不是数字")
+	_ = catalog.Add("%s takes nothing after it",
+		"zh", "%s 后面不能再写东西")
+	_ = catalog.Add("write confirm ack|nack|timeout|unknown|none",
+		"zh", "请写 confirm ack|nack|timeout|unknown|none")
+	_ = catalog.Add("%q is not a duration",
+		"zh", "%s 不是时长")
+	_ = catalog.Add("%s needs an argument",
+		"zh", "%s 需要一个参数")
+	_ = catalog.Add("%s:%d: unknown expectation %q%s; known: %s (any of them after not)",
+		"zh", "%s:%d：未知的期望 %s%s；已知的有：%s（每个都可以写在 not 之后）")
+	_ = catalog.Add("%s:%d: not row: row lines match rows in order; check a row's absence with not contains TEXT",
+		"zh", "%s:%d：not row：row 行按顺序匹配各行；要检查某一行不存在，请用 not contains TEXT")
+	_ = catalog.Add("a %s step reports no fact %q%s; its facts are %s",
+		"zh", "%s 步骤不报告事实 %s%s；它的事实有 %s")
+	_ = catalog.Add("a %s step names no queue: write %s QUEUE N",
+		"zh", "%s 步骤没有指定队列：请写 %s QUEUE N")
+	_ = catalog.Add("%s reads %s, which a %s step does not report; after %s, check %s",
+		"zh", "%s 读取的是 %s，而 %s 步骤不报告它；在 %s 之后请检查 %s")
+	_ = catalog.Add("not an object",
+		"zh", "不是 JSON 对象")
+	_ = catalog.Add("provider: %q: use sent, replayed or requests",
+		"zh", "provider：%s：请用 sent、replayed 或 requests")
+	_ = catalog.Add("no SMS provider is listening in this lesson yet: start one with a spawn step (program=provider) and wait until=listening",
+		"zh", "本课还没有短信服务在监听：先用 spawn 步骤（program=provider）启动一个，再 wait until=listening")
+	_ = catalog.Add("no services to read %q from (see lab doctor)",
+		"zh", "没有可以读取 %s 的服务（见 lab doctor）")
+	_ = catalog.Add("cannot read %q: write a number, a SELECT, or a source prefix (%s)",
+		"zh", "无法读取 %s：请写一个数字、一条 SELECT，或一个来源前缀（%s）")
+	_ = catalog.Add("%s: ledger needs variant=unsafe or variant=safe",
+		"zh", "%s：ledger 需要 variant=unsafe 或 variant=safe")
+	_ = catalog.Add("%s: ledger has no expect=: write the verdict it must show, expect=lost, duplicated or \"applied once\" (a ledger without one never fails)",
+		"zh", "%s：ledger 没有 expect=：请写出它必须给出的判定，expect=lost、duplicated 或 \"applied once\"（没有判定的 ledger 永远不会失败）")
+	_ = catalog.Add("%s: ledger expect=%q: use lost, duplicated, waiting, unavailable or \"applied once\"",
+		"zh", "%s：ledger expect=%s：请用 lost、duplicated、waiting、unavailable 或 \"applied once\"")
+	_ = catalog.Add("%s: ledger variant=safe expect=%q: the safe variant is the one that applies each message once: expect=\"applied once\"",
+		"zh", "%s：ledger variant=safe expect=%s：safe 变体正是让每条消息只生效一次的那个：请写 expect=\"applied once\"")
+	_ = catalog.Add("%s: ledger needs at least intended: and applied:",
+		"zh", "%s：ledger 至少需要 intended: 和 applied:")
+	_ = catalog.Add("%s: nodes step takes one of start=1|3, kill=N, stop=N, restart=N (N may list nodes: restart=1,2)",
+		"zh", "%s：nodes 步骤接受 start=1|3、kill=N、stop=N、restart=N 中的一个（N 可以列出多个节点：restart=1,2）")
+	_ = catalog.Add("%s: nodes start=%d: the lab starts 1 node or a cluster of 3",
+		"zh", "%s：nodes start=%d：实验室只启动 1 个节点，或 3 个节点的集群")
+	_ = catalog.Add("nodes %s=%q: write a node number, or numbers joined by commas",
+		"zh", "nodes %s=%s：请写一个节点编号，或用逗号连接的几个编号")
+	_ = catalog.Add("nodes %s=%d: nodes are numbered 1 to 3",
+		"zh", "nodes %s=%d：节点编号是 1 到 3")
+	_ = catalog.Add("nodes %s=: write a node number",
+		"zh", "nodes %s=：请写一个节点编号")
+	_ = catalog.Add("%s: show step takes file= and no body",
+		"zh", "%s：show 步骤只接受 file=，不能有正文")
+	_ = catalog.Add("%s: predict %s needs at least two options, one per line as name: description",
+		"zh", "%s：predict %s 至少需要两个选项，每行一个，写成 name: description")
+	_ = catalog.Add("%s: predict option %q: names are single words, unique",
+		"zh", "%s：predict 选项 %s：名字必须是单个词，且互不相同")
+	_ = catalog.Add("%s: predict %s: answer=%s is not one of its options",
+		"zh", "%s：predict %s：answer=%s 不是它的选项之一")
+	_ = catalog.Add("Redis is not connected",
+		"zh", "Redis 没有连接")
+	_ = catalog.Add("%s returned %v, not a number",
+		"zh", "%s 返回了 %s，不是数字")
+	_ = catalog.Add("%s: redis error=%q: write the error's first word as Redis sends it (WRONGTYPE, ERR, NOSCRIPT, …)",
+		"zh", "%s：redis error=%s：请按 Redis 发来的原样写错误的第一个词（WRONGTYPE、ERR、NOSCRIPT……）")
+	_ = catalog.Add("%s: redis step has no command",
+		"zh", "%s：redis 步骤没有命令")
+	_ = catalog.Add("%s: reset db=%s is not one of the article's databases%s; use blog_idempotency_lab and/or blog_outbox_lab",
+		"zh", "%s：reset db=%s 不是文章用到的数据库%s；请用 blog_idempotency_lab 和/或 blog_outbox_lab")
+	_ = catalog.Add("%s: %s=%q is not a duration (write 5s or 500ms)",
+		"zh", "%s：%s=%s 不是时长（请写 5s 或 500ms 这样的值）")
+	_ = catalog.Add("%s: %s step has unknown attribute %q%s; allowed: %s",
+		"zh", "%s：%s 步骤有未知的属性 %s%s；允许的有：%s")
+	_ = catalog.Add("session %s: USE %s: %w (did the lesson's reset step run?)",
+		"zh", "会话 %s：USE %s：%s（课程的重置步骤运行过了吗？）")
+	_ = catalog.Add("%s: await takes session=NAME or sessions=A,B, not both",
+		"zh", "%s：await 接受 session=NAME 或 sessions=A,B，不能两个都写")
+	_ = catalog.Add("%s: await sessions=%s: name two or more (one is session=NAME)",
+		"zh", "%s：await sessions=%s：请写两个或更多（只有一个时写 session=NAME）")
+	_ = catalog.Add("%s: await sessions=%s names %s twice: name each session once",
+		"zh", "%s：await sessions=%s 把 %s 写了两次：每个会话只写一次")
+	_ = catalog.Add("%s: sql step has both file=%s and a body; use one",
+		"zh", "%s：sql 步骤同时有 file=%s 和正文；只用其中一个")
+	_ = catalog.Add("%s: sql step has no statement",
+		"zh", "%s：sql 步骤没有语句")
+	_ = catalog.Add("%s: %s step db=%s is not one of the article's databases%s; use %s",
+		"zh", "%s：%s 步骤的 db=%s 不是文章用到的数据库%s；请用 %s")
+	_ = catalog.Add("%s: wait exit=%s checks an exit code: it goes with until=exit",
+		"zh", "%s：wait exit=%s 检查的是退出码：它要和 until=exit 一起用")
+	_ = catalog.Add("%s: wait exit=%q: write the exit code the worker must end with, 0 to 255",
+		"zh", "%s：wait exit=%s：请写工作进程结束时必须给出的退出码，0 到 255")
+	_ = catalog.Add("%s: spawn program=%s is not a worker program%s; use one of %s",
+		"zh", "%s：spawn program=%s 不是工作进程程序%s；请用其中之一：%s")
+	_ = catalog.Add("%s: spawn pause-at=%s: %s never pauses there%s; its points are %s (lab worker %s --help)",
+		"zh", "%s：spawn pause-at=%s：%s 从不在那里暂停%s；它的暂停点有 %s（lab worker %s --help）")
+)

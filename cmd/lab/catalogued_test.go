@@ -27,11 +27,20 @@ var messageSources = []string{".", "../../challenge", "../../labs", "../../steps
 // lab.Error's What and Fix, and a line a command prints to stderr.
 func messages(t *testing.T, dir string) map[string]string {
 	t.Helper()
-	fset := token.NewFileSet()
 	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return messagesIn(t, files, isStderr, false)
+}
+
+// messagesIn is messages of the files named, where sink says which writers
+// a line printed to is a message, and every (true) takes every format
+// given to fmt.Sprintf or a story's add and every string a function
+// returns: a report's words.
+func messagesIn(t *testing.T, files []string, sink func(ast.Expr) bool, every bool) map[string]string {
+	t.Helper()
+	fset := token.NewFileSet()
 	found := map[string]string{}
 	add := func(e ast.Expr) {
 		s, ok := literal(e)
@@ -68,8 +77,22 @@ func messages(t *testing.T, dir string) map[string]string {
 						add(n.Args[0])
 					}
 				case "fmt.Fprintf", "fmt.Fprintln", "fmt.Fprint":
-					if len(n.Args) > 1 && isStderr(n.Args[0]) {
+					if len(n.Args) > 1 && sink(n.Args[0]) {
 						add(n.Args[1])
+					}
+				case "fmt.Sprintf":
+					if every && len(n.Args) > 0 {
+						add(n.Args[0])
+					}
+				case "st.add": // a story's line: add(t, format, args...)
+					if every && len(n.Args) > 1 {
+						add(n.Args[1])
+					}
+				}
+			case *ast.ReturnStmt:
+				if every {
+					for _, r := range n.Results {
+						add(r)
 					}
 				}
 			case *ast.CompositeLit:
@@ -163,6 +186,31 @@ func TestEveryMessageTheCommandsWriteIsInTheCatalog(t *testing.T) {
 	if len(missing) > 0 {
 		t.Errorf("%d messages have no place in the catalog (add each with catalog.Add and its zh, and write it with the phrase's F or E):\n%s",
 			len(missing), strings.Join(missing, "\n"))
+	}
+}
+
+// reportSources are the files that write a chaos run's report: what a
+// learner reads after lab challenge run (and an instructor after lab
+// chaos).
+var reportSources = []string{"chaos.go", "challenge.go", "../../internal/chaos/explain.go"}
+
+// A challenge's report in Chinese: every line the report prints (its
+// summary, schedule, counts, verdict) and every explanation of an order
+// that went wrong is one of the catalog's formats.
+func TestEveryLineOfAChaosRunsReportIsInTheCatalog(t *testing.T) {
+	toOut := func(e ast.Expr) bool {
+		id, ok := e.(*ast.Ident)
+		return ok && (id.Name == "w" || id.Name == "stdout" || id.Name == "b")
+	}
+	var missing []string
+	for msg, at := range messagesIn(t, reportSources, toOut, true) {
+		if !catalog.Lab().Holds(msg) {
+			missing = append(missing, at+": "+strconv.Quote(msg))
+		}
+	}
+	sort.Strings(missing)
+	if len(missing) > 0 {
+		t.Errorf("%d lines of the report have no place in the catalog:\n%s", len(missing), strings.Join(missing, "\n"))
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/rmlab/lab/internal/catalog"
 	"io"
 	"net"
 	"os"
@@ -231,6 +232,8 @@ func challengeHint(args []string, stdout, stderr io.Writer) int {
 }
 
 func challengeRun(args []string, stdout, stderr io.Writer) int {
+	// The report in the learner's language; --json - gets stdout as it is.
+	out := catalog.Writer(catalog.LangOf(stderr), stdout)
 	var g globals
 	fs := flag.NewFlagSet("lab challenge run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -330,40 +333,40 @@ func challengeRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lab challenge run: %v\n", err)
 		return 2
 	}
-	fmt.Fprintf(stdout, "challenge %d. %s (%s): your program as the %s, %d copies: %s\n", c.Number, c.Title, c.Name, c.Role,
+	fmt.Fprintf(out, "challenge %d. %s (%s): your program as the %s, %d copies: %s\n", c.Number, c.Title, c.Name, c.Role,
 		len(r.Copies()), strings.Join(o.Command, " "))
 	if !*only {
 		r.OnSetup = func(users []string) {
 			for _, u := range users {
-				fmt.Fprintf(stdout, "  it runs as %s\n", u)
+				fmt.Fprintf(out, "  it runs as %s\n", u)
 			}
 		}
 	}
-	printSchedule(stdout, r)
+	printSchedule(out, r)
 	if *only {
 		return 0
 	}
 	ctx, stop := stopContext()
 	defer stop()
-	if err := challenge.Warm(ctx, o.Command, func(s string) { fmt.Fprintln(stdout, "  "+s) }); err != nil {
+	if err := challenge.Warm(ctx, o.Command, func(s string) { fmt.Fprintln(out, "  "+s) }); err != nil {
 		fmt.Fprintf(stderr, "lab challenge run: %v\n", err)
 		return 2
 	}
-	stopCounts := printCounts(stdout, r)
+	stopCounts := printCounts(out, r)
 	s, err := r.Execute(ctx)
 	stopCounts()
 	if err != nil {
 		printErr(stderr, err)
 		return 2
 	}
-	printSummary(stdout, s)
-	printWhy(stdout, s, r)
+	printSummary(out, s)
+	printWhy(out, s, r)
 	path, p := challengeProgress(g)
 	p.Keep(verdictOf(c.Name, s), time.Now())
 	if s.OK() {
-		fmt.Fprintf(stdout, "\npassed %s under seed %d. Try another seed: --seed %d\n", c.Name, s.Seed, s.Seed+1)
+		fmt.Fprintf(out, "\npassed %s under seed %d. Try another seed: --seed %d\n", c.Name, s.Seed, s.Seed+1)
 	} else if s.Unproven != "" && len(s.Violations) == 0 {
-		fmt.Fprintf(stdout, "\nunproven: %s under seed %d broke no rule the lab saw, but %s\n", c.Name, s.Seed, s.Unproven)
+		fmt.Fprintf(out, "\nunproven: %s under seed %d broke no rule the lab saw, but %s\n", c.Name, s.Seed, s.Unproven)
 	}
 	if err := saveProgress(path, p); err != nil {
 		fmt.Fprintf(stderr, "lab challenge run: could not keep the result in %s: %v\n", path, err)
@@ -372,7 +375,7 @@ func challengeRun(args []string, stdout, stderr io.Writer) int {
 		if err := keepInRoom(inRoom, c.Name, s); err != nil {
 			fmt.Fprintf(stderr, "lab challenge run: could not keep the verdict in %s: %v\n", inRoom.Where(), err)
 		} else {
-			fmt.Fprintf(stdout, "the verdict is in %s\n", inRoom.Where())
+			fmt.Fprintf(out, "the verdict is in %s\n", inRoom.Where())
 		}
 	}
 	if code := writeSummary(s, *jsonFile, *reportFile, "lab challenge run", stdout, stderr); code != 0 {
@@ -399,16 +402,17 @@ func printWhy(w io.Writer, s *chaos.Summary, r *chaos.Run) {
 	// Each copy's last lines across all its lives (the one up at the end
 	// may have written nothing yet), and how its lives ended.
 	for _, name := range r.Copies() {
-		fmt.Fprintf(w, "\n%s (started %d times)", name, s.Restarts[name]+1)
+		// One line in one write: the screen's catalog says whole lines.
+		head := fmt.Sprintf("%s (started %d times)", name, s.Restarts[name]+1)
 		if ex := r.Exits(name); ex != "" {
-			fmt.Fprintf(w, "; its lives ended: %s", ex)
+			head = fmt.Sprintf("%s; its lives ended: %s", head, ex)
 		}
 		lines := r.Hist.LastLines(name)
 		if len(lines) == 0 {
-			fmt.Fprintf(w, "; it wrote nothing\n")
+			fmt.Fprintf(w, "\n%s; it wrote nothing\n", head)
 			continue
 		}
-		fmt.Fprintf(w, "; its last lines:\n")
+		fmt.Fprintf(w, "\n%s; its last lines:\n", head)
 		for _, l := range lines[max(0, len(lines)-8):] {
 			fmt.Fprintf(w, "    %s\n", l)
 		}

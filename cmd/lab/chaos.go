@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/rmlab/lab/internal/catalog"
 	"io"
 	"os"
 	"slices"
@@ -55,6 +56,7 @@ func chaosHelp() string {
 
 // cmdChaos is `lab chaos ...`.
 func cmdChaos(args []string, stdout, stderr io.Writer) int {
+	out := catalog.Writer(catalog.LangOf(stderr), stdout) // the report; --json - gets stdout as it is
 	var g globals
 	fs := flag.NewFlagSet("lab chaos", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -123,7 +125,7 @@ func cmdChaos(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lab chaos: %v\n", err)
 		return 2
 	}
-	printSchedule(stdout, r)
+	printSchedule(out, r)
 	if *only {
 		return 0
 	}
@@ -134,7 +136,7 @@ func cmdChaos(args []string, stdout, stderr io.Writer) int {
 		printErr(stderr, err)
 		return 2
 	}
-	printSummary(stdout, s)
+	printSummary(out, s)
 	if code := writeSummary(s, *jsonFile, *reportFile, "lab chaos", stdout, stderr); code != 0 {
 		return code
 	}
@@ -173,11 +175,12 @@ func printSummary(w io.Writer, s *chaos.Summary) {
 	if s.Wrong > 0 {
 		fmt.Fprintf(w, "  applied with a wrong amount %d\n", s.Wrong)
 	}
-	absorbed := fmt.Sprintf("duplicates absorbed by the consumer %d; ", s.Absorbed)
-	if s.OwnRole == "consumer" {
-		absorbed = "" // the program's own: the lab sees only what it applied
+	if s.OwnRole == "consumer" { // the program's own: the lab sees only what it applied
+		fmt.Fprintf(w, "  publishes %d; unsent %d, DEAD %d, left in the queue %d\n", s.Published, s.Unsent, s.Dead, s.InQueue)
+	} else {
+		fmt.Fprintf(w, "  duplicates absorbed by the consumer %d; publishes %d; unsent %d, DEAD %d, left in the queue %d\n",
+			s.Absorbed, s.Published, s.Unsent, s.Dead, s.InQueue)
 	}
-	fmt.Fprintf(w, "  %spublishes %d; unsent %d, DEAD %d, left in the queue %d\n", absorbed, s.Published, s.Unsent, s.Dead, s.InQueue)
 	if s.Conflicts > 0 {
 		fmt.Fprintf(w, "  conflicts recorded in consumed_conflict: %d of %d orders with a conflicting repeat\n", s.Conflicts-s.ConflictsMissed, s.Conflicts)
 	}

@@ -74,3 +74,36 @@ func helpAsked(args []string) bool {
 	}
 	return false
 }
+
+// What the commands say when a challenge, clean, replay, room or serve cannot go on.
+var (
+	_ = catalog.Add("could not keep how many hints you have seen in %s: %v", "zh", "没能把你看过的提示数保存到 %s：%s")
+	_ = catalog.Add("the workshop's server runs the challenge and keeps its verdict; --room, --as, --schedule, --json, --history, --report and --shared-server are for a run on this machine",
+		"zh", "挑战由工作坊的服务器运行并保存判定；--room、--as、--schedule、--json、--history、--report 和 --shared-server 只用于在本机上运行")
+	_ = catalog.Add("could not keep the result in %s: %v", "zh", "没能把结果保存到 %s：%s")
+	_ = catalog.Add("could not keep the verdict in %s: %v", "zh", "没能把判定保存到 %s：%s")
+	_ = catalog.Add("%w (the room is on the workshop's MySQL: give its --mysql, as your instructor says)", "zh", "%s（房间在工作坊的 MySQL 上：按讲师说的给出它的 --mysql）")
+	_ = catalog.Add("some things were left; each line above says why", "zh", "有些东西没能清理掉；上面每一行都说明了原因")
+	_ = catalog.Add("the namespaces are found from their databases: %v", "zh", "命名空间要从它们的数据库里找：%s")
+	_ = catalog.Add("--as-participant: %d lane(s) got no logins of their own (above)", "zh", "--as-participant：%s 个通道没有得到自己的登录账户（见上）")
+	_ = catalog.Add("--strict: %d lesson(s) skipped checks, which counts as a failure here", "zh", "--strict：%s 个课程跳过了检查，在这里算作失败")
+	_ = catalog.Add("--as-participant: the lab cannot make a participant's logins here:", "zh", "--as-participant：实验室在这里无法创建参与者的登录账户：")
+	_ = catalog.Add("--as-participant: the logins of namespace %q are left (lab clean removes them): %v", "zh", "--as-participant：命名空间 %s 的登录账户还留着（lab clean 会删除它们）：%s")
+	_ = catalog.Add("replay lane %s was not removed completely (`lab clean` with the replay's --namespace removes its lanes later):",
+		"zh", "重放通道 %s 没有删除干净（之后用 `lab clean` 加上这次重放的 --namespace 可以删除它的通道）：")
+	_ = catalog.Add("no such lesson; give a number or an id from `lab list`", "zh", "没有这个课程；请给出 `lab list` 里的编号或 id")
+	_ = catalog.Add("name the room: lab room --room NAME (as lab serve --room NAME)", "zh", "请指定房间名：lab room --room NAME（和 lab serve --room NAME 一样）")
+	_ = catalog.Add("--kind %q: use logins, refusals or commands", "zh", "--kind %s：请用 logins、refusals 或 commands")
+	_ = catalog.Add("no way for participants to log in: give --password-file FILE (the workshop password), export %s=..., or give --participant-keys FILE",
+		"zh", "参与者没法登录：请给出 --password-file FILE（工作坊密码）、export %s=...，或给出 --participant-keys FILE")
+	_ = catalog.Add("how many labs MySQL can hold: %v", "zh", "MySQL 能容纳多少个实验室：%s")
+	_ = catalog.Add("MySQL has no room for a participant (%s)", "zh", "MySQL 容纳不下一个参与者（%s）")
+	_ = catalog.Add("fix: pick a free address with --listen HOST:PORT", "zh", "解决办法：用 --listen HOST:PORT 选一个空闲的地址")
+	_ = catalog.Add("stopped: every session ended, told why, its workers gone", "zh", "已停止：每个会话都已结束并说明了原因，其工作进程都已退出")
+	_ = catalog.Add("%s: its first line is empty", "zh", "%s：第一行是空的")
+	_ = catalog.Add("not started as lab serve", "zh", "不是以 lab serve 启动的")
+	_ = catalog.Add("give HOST:PORT, the address participants reach (%v)", "zh", "请给出 HOST:PORT，即参与者连接的地址（%s）")
+	_ = catalog.Add("no state directory for the host key; give --host-key FILE:", "zh", "没有存放主机密钥的状态目录；请给出 --host-key FILE：")
+	_ = catalog.Add("fix: give a file whose first line is the workshop password", "zh", "解决办法：给出一个第一行是工作坊密码的文件")
+	_ = catalog.Add("the password stays readable in this process's /proc environ (%v); --password-file avoids it", "zh", "密码在本进程的 /proc environ 里仍然可读（%s）；用 --password-file 可以避免")
+)

@@ -22,3 +22,9 @@ var (
 	sayRewritten      = catalog.Add("DropConfirm: rewritten into individual confirms for %s (%s)", "zh", "DropConfirm：改写为对 %s 的逐条确认（%s）")
 	saySynthesized    = catalog.Add("synthesized by proxy", "zh", "由代理合成")
 )
+
+// Why the proxy could not read what came on the wire.
+var (
+	_ = catalog.Add("reading protocol header: %w", "zh", "读取协议头：%s")
+	_ = catalog.Add("amqpproxy: reading %d-byte frame payload: %w", "zh", "amqpproxy：读取 %s 字节的帧负载：%s")
+)

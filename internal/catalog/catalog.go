@@ -74,7 +74,7 @@ func (c *Catalog) Add(en string, langFormat ...string) *Phrase {
 			last = m[1]
 			continue
 		case 'd':
-			pat.WriteString(`(-?\d+)`)
+			pat.WriteString(`([-+]?\d+)`) // %+d too
 		case 't':
 			pat.WriteString(`(true|false)`)
 		case 'f', 'g':
@@ -295,8 +295,8 @@ func Lab() *Catalog { return &lab }
 var command = regexp.MustCompile(`^lab[^:]*: `)
 
 // Writer says in lang every line written to w that is one of the lab's
-// sentences, keeping the "lab COMMAND: " it begins with: a command's
-// errors, in the learner's language. Each Write is taken as whole lines
+// sentences, keeping the indent and the "lab COMMAND: " it begins with: a
+// command's errors and reports, in the learner's language. Each Write is taken as whole lines
 // (the lab writes a message in one call).
 func Writer(lang string, w io.Writer) io.Writer {
 	if lang == "" || lang == "en" {
@@ -313,8 +313,10 @@ type writer struct {
 func (s *writer) Write(p []byte) (int, error) {
 	lines := strings.Split(string(p), "\n")
 	for i, l := range lines {
-		head := command.FindString(l)
-		lines[i] = head + In(s.lang, l[len(head):])
+		// A report's indent, like a command's name, is kept as it is.
+		indent := len(l) - len(strings.TrimLeft(l, " "))
+		head := indent + len(command.FindString(l[indent:]))
+		lines[i] = l[:head] + In(s.lang, l[head:])
 	}
 	if _, err := io.WriteString(s.w, strings.Join(lines, "\n")); err != nil {
 		return 0, err

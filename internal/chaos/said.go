@@ -33,3 +33,38 @@ var (
 	sayVStale          = catalog.Add("stale: %d orders ended in an older state than their newest event's (orders %v)", "zh", "stale：%d 个订单最终停在比最新事件更旧的状态（订单 %s）")
 	sayVConflict       = catalog.Add("conflict: %d of %d orders had a repeat with another amount and no conflict was recorded in consumed_conflict (orders %v)", "zh", "conflict：%[2]s 个订单中有 %[1]s 个收到金额不同的重复消息，而 consumed_conflict 里没有记录冲突（订单 %[3]s）")
 )
+
+// A chaos run's errors and the fixes its lab.Errors give, in every language
+// the commands speak.
+var (
+	_ = catalog.Add("the grader never runs a program with the lab's own login, which could write what it checks; give the lab's login CREATE USER and GRANT OPTION (GRANT CREATE USER ON *.* TO it WITH GRANT OPTION), or run on a server where it has them",
+		"zh", "评分程序从不用实验室自己的登录账号运行程序，因为那个账号能写入它要检查的内容；请给实验室的登录账号 CREATE USER 和 GRANT OPTION 权限（GRANT CREATE USER ON *.* TO it WITH GRANT OPTION），或在它已有这些权限的服务器上运行")
+	_ = catalog.Add("give the lab's RabbitMQ login the administrator tag, or leave out --management / --broker-control to run with the proxy's refusals only",
+		"zh", "请给实验室的 RabbitMQ 登录账号加上 administrator 标签，或者去掉 --management / --broker-control，只用代理的拒绝来运行")
+	_ = catalog.Add("--pipeline %s: no such pipeline; use one of %s", "zh", "--pipeline %s：没有这条流水线；请用其中之一：%s")
+	_ = catalog.Add("own program: role %q; it takes the place of the consumer or the relay", "zh", "自己的程序：角色 %s 不对；它替代的是消费者或中继（consumer 或 relay）")
+	_ = catalog.Add("own program: no command to run", "zh", "自己的程序：没有要运行的命令")
+	_ = catalog.Add("--faults: sms-timeout and sms-error need an SMS provider, which only the challenges run", "zh", "--faults：sms-timeout 和 sms-error 需要短信服务，而只有挑战才会运行它")
+	_ = catalog.Add("resend and conflict are every Nth order: N ≥ 1, or 0 for none", "zh", "resend 和 conflict 表示每第 N 个订单一次：N ≥ 1，或者 0 表示没有")
+	_ = catalog.Add("--orders %d in --duration %s is over 2000 orders/s; give a longer duration", "zh", "--duration %[2]s 内 --orders %[1]s 超过了每秒 2000 个订单；请给更长的时长")
+	_ = catalog.Add("--faults: %q is not a fault kind; use all, or some of %s", "zh", "--faults：%s 不是一种故障；请用 all，或从这些中选几个：%s")
+	_ = catalog.Add("read the committed orders in %s: %w", "zh", "读取 %s 中已提交的订单：%s")
+	_ = catalog.Add("read the accounts in %s: %w", "zh", "读取 %s 中的账户：%s")
+	_ = catalog.Add("read the outbox's statuses in %s: %w", "zh", "读取 %s 中 outbox 的状态：%s")
+	_ = catalog.Add("read the recorded conflicts in %s.consumed_conflict: %w", "zh", "读取 %s.consumed_conflict 中记录的冲突：%s")
+	_ = catalog.Add("read the orders' states in %s.order_view: %w", "zh", "读取 %s.order_view 中订单的状态：%s")
+	_ = catalog.Add("read the lab's audit %s.lab_applied: %w", "zh", "读取实验室的审计表 %s.lab_applied：%s")
+	_ = catalog.Add("read the lab's audit %s.lab_view: %w", "zh", "读取实验室的审计表 %s.lab_view：%s")
+	_ = catalog.Add("look again for the effect of an ack of %s: %w", "zh", "再次查找 %s 的 ack 所产生的效果：%s")
+	_ = catalog.Add("read the lab's audit %s.lab_conflict: %w", "zh", "读取实验室的审计表 %s.lab_conflict：%s")
+	_ = catalog.Add("read the lab's audit %s.lab_status: %w", "zh", "读取实验室的审计表 %s.lab_status：%s")
+	_ = catalog.Add("read the events in %s.outbox_event: %w", "zh", "读取 %s.outbox_event 中的事件：%s")
+	_ = catalog.Add("give every account its starting balance: %w", "zh", "给每个账户设置初始余额：%s")
+	_ = catalog.Add("add the lab's audit to %s: %s: %w", "zh", "给 %s 加上实验室的审计：%s：%s")
+	_ = catalog.Add("chaos run interrupted %.1fs into the schedule: %w", "zh", "混沌运行在计划开始 %s 秒后被中断：%s")
+	_ = catalog.Add("chaos run interrupted while draining: %w", "zh", "混沌运行在排空期间被中断：%s")
+	_ = catalog.Add("start a broker node of the lab's own for restart-broker: %w (leave restart-broker out of --faults to run on %s)",
+		"zh", "为 restart-broker 启动实验室自己的 Broker 节点：%s（把 restart-broker 从 --faults 中去掉，就能在 %s 上运行）")
+	_ = catalog.Add("chaos: no binary to start the workers with", "zh", "chaos：没有用来启动工作进程的二进制文件")
+	_ = catalog.Add("create the outbox database: %w", "zh", "创建 outbox 数据库：%s")
+)

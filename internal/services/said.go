@@ -62,3 +62,36 @@ var (
 	_ = catalog.Add("%s = [%d characters, not shown: the lab cannot tell which part is a password]", "zh", "%s = [%s 个字符，不显示：实验室分不清哪一部分是密码]")
 	_ = catalog.Add("[%d characters, not shown: the lab cannot tell which part is a password]", "zh", "[%s 个字符，不显示：实验室分不清哪一部分是密码]")
 )
+
+// What failed while the lab reached, started, marked or granted its servers.
+var (
+	_ = catalog.Add("set it to 1 (MySQL, RabbitMQ and Redis) or to a list of mysql, rabbitmq and redis, e.g. LAB_CONTAINERS=redis; unset it for none",
+		"zh", "设为 1（MySQL、RabbitMQ 和 Redis），或设为 mysql、rabbitmq、redis 组成的列表，例如 LAB_CONTAINERS=redis；不设则一个也不用容器")
+	_ = catalog.Add("the port is not a number", "zh", "端口不是数字")
+	_ = catalog.Add("start the service yourself, or run `docker compose up -d mysql rabbitmq redis`", "zh", "请自己启动这个服务，或运行 `docker compose up -d mysql rabbitmq redis`")
+	_ = catalog.Add("its processes (STAT: R runs, S sleeps, D waits on the disk, T stopped):%s%s", "zh", "它的进程（STAT：R 运行，S 睡眠，D 等待磁盘，T 已停止）：%s%s")
+	_ = catalog.Add("%s holds more than its own databases after the lab's grants: %s (revoke it: REVOKE ALL PRIVILEGES, GRANT OPTION FROM %s)",
+		"zh", "实验室授权之后，%s 拥有的权限超出了它自己的数据库：%s（请收回：REVOKE ALL PRIVILEGES, GRANT OPTION FROM %s）")
+	_ = catalog.Add("%q is not a service the lab starts in a container", "zh", "%s 不是实验室会在容器中启动的服务")
+	_ = catalog.Add("%v: want --containers (all three) or --containers=LIST of mysql, rabbitmq, redis", "zh", "%s：应为 --containers（三个全部）或 --containers=LIST，LIST 取自 mysql、rabbitmq、redis")
+	_ = catalog.Add("queue %s exists at %s but is unavailable (the broker says: %s); it serves again once its node is back: start the %s again then",
+		"zh", "队列 %s 在 %s 上存在但不可用（Broker 说：%s）；它的节点回来后它会重新提供服务：到那时再启动一次 %s")
+	_ = catalog.Add("queue %s does not exist at %s: the lesson declares its queues (run its earlier steps); the %s never creates one",
+		"zh", "%[2]s 上没有队列 %[1]s：队列由课程声明（请先运行它前面的步骤）；%[3]s 从不创建队列")
+	_ = catalog.Add("run the lesson's reset step first: it creates the database", "zh", "请先运行课程的 reset 步骤：它会创建数据库")
+	_ = catalog.Add("look up database %s: %w", "zh", "查找数据库 %s：%s")
+	_ = catalog.Add("look for the lab's mark in %s: %w", "zh", "在 %s 中查找实验室的标记：%s")
+	_ = catalog.Add("finish or quit the other lab using this namespace, or pick another with --namespace", "zh", "结束或退出正在使用这个命名空间的另一个实验室，或用 --namespace 另选一个")
+	_ = catalog.Add("mark database %s as the lab's: %w", "zh", "把数据库 %s 标记为实验室的：%s")
+	_ = catalog.Add("this lesson reads a binary log, which %s does not write (%s), and the lab could not start a server of its own: %w",
+		"zh", "本课要读二进制日志，而 %s 不写（%s），实验室也没能启动自己的服务器：%s")
+	_ = catalog.Add("give %s a password: MySQL sent no generated password back (%v)", "zh", "给 %s 设置密码：MySQL 没有返回生成的密码（%s）")
+	_ = catalog.Add("give %s a password: MySQL sent an empty generated password back", "zh", "给 %s 设置密码：MySQL 返回的生成密码是空的")
+	_ = catalog.Add("%s: a container was asked for", "zh", "%s：已要求在容器中运行")
+	_ = catalog.Add("containers were asked for (--containers or LAB_CONTAINERS) but no Docker engine answers", "zh", "要求了容器（--containers 或 LAB_CONTAINERS），但没有 Docker 引擎应答")
+	_ = catalog.Add("start Docker, or point DOCKER_HOST at an engine (CI: bash .ci/docker up; eval \"$(.ci/docker env)\")", "zh", "请启动 Docker，或让 DOCKER_HOST 指向一个引擎（CI：bash .ci/docker up; eval \"$(.ci/docker env)\"）")
+	_ = catalog.Add("the AMQP URL %s cannot be read", "zh", "无法解析 AMQP URL %s")
+	_ = catalog.Add("list the MySQL users the lab made (mysql.user): %w", "zh", "列出实验室创建的 MySQL 用户（mysql.user）：%s")
+	_ = catalog.Add("read the host MySQL sees the lab connect from: %w", "zh", "读取 MySQL 看到的实验室连接来源主机：%s")
+	_ = catalog.Add("MySQL sees the lab connect from %q, which the lab cannot write in an account", "zh", "MySQL 看到实验室从 %s 连接，实验室没法把它写进账户名")
+)
