@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/rmlab/lab/challenge"
+	"github.com/rmlab/lab/internal/catalog"
 	"github.com/rmlab/lab/internal/chaos"
 	"github.com/rmlab/lab/internal/labtest"
 	"github.com/rmlab/lab/internal/progress"
@@ -225,6 +227,41 @@ func TestTheStartersAndTheRungBelowFailWithAnExplanationOfAnOrder(t *testing.T) 
 				t.Errorf("the fail was not kept in the progress as a run: %+v", p)
 			}
 		})
+	}
+}
+
+// A learner who runs a challenge in Chinese reads its report in Chinese:
+// the schedule, the counts, the verdict, every explanation of an order and
+// its story. What stays English is the program's own output (its last
+// lines, the line it died on), names, code and the broker's error text.
+func TestAChallengesReportInChineseHoldsNoEnglishSentenceOfTheLabs(t *testing.T) {
+	v := run(t, "once", 1, program(t, "starter:go/consumer"), "--duration", "5s", "--lang", "zh")
+	if v.code != 1 || len(v.summary.Why) == 0 {
+		t.Fatalf("the starter did not fail with an explanation (exit %d):\n%s", v.code, v.out)
+	}
+	if !strings.Contains(v.out, "原因：") || !strings.Contains(v.out, fmt.Sprintf("订单 %d —", v.summary.Why[0].Order)) {
+		t.Errorf("the explanation is not said in Chinese:\n%s", v.out)
+	}
+	programLine := regexp.MustCompile(`\+\d+(\.\d+)?s .*$`) // where a program's own line begins
+	inProgram := false
+	var english []string
+	for _, line := range strings.Split(v.out, "\n") {
+		switch {
+		case strings.HasSuffix(line, "它最后的输出："):
+			inProgram = true // its lines follow, to the blank line
+			continue
+		case strings.TrimSpace(line) == "":
+			inProgram = false
+		}
+		if inProgram {
+			continue
+		}
+		if s := catalog.Sentence(programLine.ReplaceAllString(line, "")); s != "" {
+			english = append(english, line+"  («"+s+"»)")
+		}
+	}
+	if len(english) > 0 {
+		t.Errorf("%d lines of the Chinese report hold English:\n%s", len(english), strings.Join(english, "\n"))
 	}
 }
 

@@ -240,3 +240,11 @@ func f() error {
 		t.Errorf("found %q, want %q", keys, want)
 	}
 }
+
+// The whole table, as the lab binary holds it (every package's phrases):
+// each has its Chinese, which takes the English's arguments.
+func TestEveryPhraseTheLabHoldsHasItsChineseWithTheSameArguments(t *testing.T) {
+	if probs := catalog.Lab().Check("zh"); len(probs) > 0 {
+		t.Errorf("%d faults in the catalog:\n%s", len(probs), strings.Join(probs, "\n"))
+	}
+}

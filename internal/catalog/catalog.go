@@ -30,10 +30,16 @@ type Phrase struct {
 	re  *regexp.Regexp
 	lit string // the longest literal run of en: a cheap test before the pattern
 	n   int    // arguments
+	// typed is, for each argument, whether its verb takes a number or a
+	// bool only (%d, %f, %t): explained by the verb, never said again.
+	typed []bool
 }
 
 // F formats the English sentence (as fmt.Sprintf would).
 func (p *Phrase) F(args ...any) string { return fmt.Sprintf(p.en, args...) }
+
+// English is the phrase's English format.
+func (p *Phrase) English() string { return p.en }
 
 // E is F as an error.
 func (p *Phrase) E(args ...any) error { return fmt.Errorf(p.en, args...) }
@@ -84,6 +90,7 @@ func (c *Catalog) Add(en string, langFormat ...string) *Phrase {
 		default:
 			pat.WriteString(`(.*?)`)
 		}
+		p.typed = append(p.typed, strings.ContainsRune("dtfg", rune(v[len(v)-1])))
 		p.n++
 		last = m[1]
 	}
@@ -146,7 +153,7 @@ func (c *Catalog) In(lang, line string) string {
 	}
 	phrases := c.phrases
 	c.mu.Unlock()
-	out := c.say(phrases, lang, line, 3)
+	out := c.say(phrases, lang, line, 5)
 	c.mu.Lock()
 	if c.memo == nil || len(c.memo) > 20000 {
 		c.memo = map[string]string{}
@@ -157,43 +164,70 @@ func (c *Catalog) In(lang, line string) string {
 }
 
 func (c *Catalog) say(phrases []*Phrase, lang, line string, depth int) string {
+	out, _ := c.parse(phrases, lang, line, depth)
+	return out
+}
+
+// parse says line by the phrase that explains most of it: the literal text
+// of the phrase and of the phrases its arguments are said by, and the
+// numbers its typed verbs took. "%s published %s" matches "1.18s  published
+// by the lab's relay-1 as m", but "%7.2fs  %s" around "published by the
+// lab's %s as %s" explains more of it. explained is that many bytes.
+func (c *Catalog) parse(phrases []*Phrase, lang, line string, depth int) (said string, explained int) {
 	if depth == 0 {
-		return line
+		return line, 0
 	}
+	said = line
 	for _, p := range phrases {
 		tr, ok := p.tr[lang]
 		if !ok || !strings.Contains(line, p.lit) {
 			continue
 		}
-		m := p.re.FindStringSubmatch(line)
+		m := p.re.FindStringSubmatchIndex(line)
 		if m == nil {
 			continue
 		}
-		args := m[1:]
-		for i, a := range args {
-			args[i] = c.sayArg(phrases, lang, a, depth-1)
+		covered := len(line)
+		args := make([]string, 0, p.n)
+		for i := 1; i <= p.n; i++ {
+			arg := line[m[2*i]:m[2*i+1]]
+			covered -= len(arg)
+			if p.typed[i-1] {
+				covered += len(arg)
+				args = append(args, arg)
+				continue
+			}
+			a, e := c.parseArg(phrases, lang, arg, depth-1)
+			covered += e
+			args = append(args, a)
 		}
-		return fill(tr, args)
+		if covered > explained {
+			said, explained = fill(tr, args), covered
+		}
 	}
-	return line
+	return said, explained
 }
 
-// sayArg says an argument: a sentence of its own, or sentences joined with
-// "; " (a list of violations), each said where the table holds it.
-func (c *Catalog) sayArg(phrases []*Phrase, lang, arg string, depth int) string {
-	if strings.Contains(arg, "; ") {
-		parts := strings.Split(arg, "; ")
-		changed := false
-		for i, p := range parts {
-			if s := c.say(phrases, lang, p, depth); s != p {
-				parts[i], changed = s, true
-			}
+// parseArg says an argument: a sentence of its own, or sentences joined
+// with "; " or ", " (a list of violations, of exits), each said where the
+// table holds it, whichever explains more.
+func (c *Catalog) parseArg(phrases []*Phrase, lang, arg string, depth int) (string, int) {
+	best, most := c.parse(phrases, lang, arg, depth)
+	for _, sep := range []string{"; ", ", "} {
+		if !strings.Contains(arg, sep) {
+			continue
 		}
-		if changed {
-			return strings.Join(parts, "; ")
+		parts := strings.Split(arg, sep)
+		sum := len(sep) * (len(parts) - 1)
+		for i, p := range parts {
+			s, pe := c.parse(phrases, lang, p, depth)
+			parts[i], sum = s, sum+pe
+		}
+		if sum > most {
+			best, most = strings.Join(parts, sep), sum
 		}
 	}
-	return c.say(phrases, lang, arg, depth)
+	return best, most
 }
 
 // fill puts args into a translation's verbs: in order, or by position.

@@ -68,3 +68,40 @@ func TestSentenceFindsEnglishOutsideQuotes(t *testing.T) {
 		}
 	}
 }
+
+// Of the phrases that match a line, the one that explains most of it says
+// it: a general "%s published %s" loses to a timed line whose text is a
+// sentence of its own.
+func TestTheReadingThatExplainsMostOfALineSaysIt(t *testing.T) {
+	var c Catalog
+	c.Add("%s published %s", "zh", "%s 发布了 %s")
+	c.Add("%7.2fs  %s", "zh", "%s 秒  %s")
+	c.Add("published by the lab's %s as %s", "zh", "实验室的 %s 以 %s 发布")
+	for _, x := range []struct{ in, want string }{
+		{"   1.18s  published by the lab's relay-1 as m-1", "   1.18 秒  实验室的 relay-1 以 m-1 发布"},
+		{"   2.00s  relay-2 published m-2", "   2.00 秒  relay-2 发布了 m-2"},
+		{"relay-2 published m-2", "relay-2 发布了 m-2"},
+	} {
+		if got := c.In("zh", x.in); got != x.want {
+			t.Errorf("In(zh, %q) = %q, want %q", x.in, got, x.want)
+		}
+	}
+}
+
+// A Writer says each line of a write, keeping its indent and the command
+// it begins with, and leaves a line it does not know as it is.
+func TestAWriterSaysEachLineKeepingItsIndentAndItsCommand(t *testing.T) {
+	c := Add("the catalog's own test line %d", "zh", "目录自己的测试行 %s")
+	var b strings.Builder
+	w := Writer("zh", &b)
+	if _, err := w.Write([]byte("lab x: " + c.F(1) + "\n    " + c.F(2) + "\nnot one of its lines\n")); err != nil {
+		t.Fatal(err)
+	}
+	want := "lab x: 目录自己的测试行 1\n    目录自己的测试行 2\nnot one of its lines\n"
+	if b.String() != want {
+		t.Errorf("wrote %q, want %q", b.String(), want)
+	}
+	if LangOf(w) != "zh" || LangOf(&b) != "en" {
+		t.Errorf("LangOf: %s, %s", LangOf(w), LangOf(&b))
+	}
+}

@@ -213,11 +213,11 @@ func (r *Run) story(ctx context.Context, n int64) *storyOf {
 			at = f.Done // it fired when the point came
 		}
 		if st.procs[f.Target] && at >= first && at <= last+1500 {
-			what := string(f.Kind)
 			if f.Point != "" {
-				what += " at " + f.Point
+				st.add(at, "fault %s at %s on %s: %s", f.Kind, f.Point, f.Target, f.Result)
+			} else {
+				st.add(at, "fault %s on %s: %s", f.Kind, f.Target, f.Result)
 			}
-			st.add(at, "fault %s on %s: %s", what, f.Target, f.Result)
 		}
 	}
 	for _, e := range r.Hist.Procs() {

@@ -35,6 +35,7 @@ var (
 	_ = catalog.Add("applied: its account %+d, committed", "zh", "生效：账户变化 %s，已提交")
 	_ = catalog.Add("%s went %s → %s (committed)", "zh", "%s 从 %s 变为 %s（已提交）")
 	_ = catalog.Add("fault %s on %s: %s", "zh", "故障 %s 作用于 %s：%s")
+	_ = catalog.Add("fault %s at %s on %s: %s", "zh", "故障 %[1]s 在 %[2]s 处作用于 %[3]s：%[4]s")
 	_ = catalog.Add("%s started again (%s)", "zh", "%s 重新启动（%s）")
 	_ = catalog.Add("%s ended: %s", "zh", "%s 结束：%s")
 
@@ -84,4 +85,51 @@ var (
 		"zh", "它已经是 SENT，随后你的中继的一个副本又把它设回 SENDING：两个中继拿到了同一个事件，没有任何东西把它们分开；用 FOR UPDATE SKIP LOCKED 加上你自己的令牌认领它，并只标记你自己的认领")
 	_ = catalog.Add("it is still %s after the drain: a relay claimed it and died or stalled, and nothing takes a claim back once its lease has run out",
 		"zh", "排空之后它仍是 %s：某个中继认领了它，然后死掉或卡住了，而租约过期之后没有任何东西收回这个认领")
+)
+
+// A run's setup, faults and notes, as its report shows them.
+var (
+	_ = catalog.Add("!%7.2fs  %s", "zh", "!%s 秒  %s")
+	_ = catalog.Add("%s at a random moment", "zh", "%s（在随机时刻）")
+	_ = catalog.Add("MySQL user %s (%s), from %s: %s on %s only", "zh", "MySQL 用户 %s（%s），来自 %s：只能访问 %[5]s 上的 %[4]s")
+	_ = catalog.Add("RabbitMQ user %s (through %s): configure %q, write %q, read %q on vhost %s",
+		"zh", "RabbitMQ 用户 %s（经由 %s）：在 vhost %[6]s 上 configure %[3]s、write %[4]s、read %[5]s")
+	_ = catalog.Add("SIGKILL pid %d of %s: %s", "zh", "SIGKILL %[2]s 的 pid %[1]s：%[3]s")
+	_ = catalog.Add("on the run's side: %d broker connection(s) cut, %d MySQL session(s) ended", "zh", "运行这一侧：切断了 %s 个 Broker 连接，结束了 %s 个 MySQL 会话")
+	_ = catalog.Add("%s: %s; it had exited on its own by then", "zh", "%s：%s；那时它已经自己退出了")
+	_ = catalog.Add("its ack was cut before the broker got it", "zh", "它的 ack 在 Broker 收到之前被切断")
+	_ = catalog.Add("its ack reached the broker and it was stopped at once", "zh", "它的 ack 到达了 Broker，它随即被停住")
+	_ = catalog.Add("its publish was cut before the broker got it", "zh", "它的发布在 Broker 收到之前被切断")
+	_ = catalog.Add("the broker's confirm to it was cut before it read it", "zh", "Broker 给它的确认在它读到之前被切断")
+	_ = catalog.Add("%s's connection was cut at its %s, which the broker never got", "zh", "%s 的连接在它的 %s 处被切断，Broker 从未收到")
+	_ = catalog.Add("not running: %s was not up within the window", "zh", "没有在运行：%s 在时间窗口内没有起来")
+	_ = catalog.Add("no moment: another fault held %s's proxy", "zh", "没有时机：另一个故障占着 %s 的代理")
+	_ = catalog.Add("no %s from %s within the window: nothing cut", "zh", "时间窗口内 %[2]s 没有 %[1]s：什么也没切断")
+	_ = catalog.Add("exited, code %d: %s", "zh", "已退出，退出码 %s：%s")
+	_ = catalog.Add("killed, code %d: %s", "zh", "被杀掉，退出码 %s：%s")
+	_ = catalog.Add("exited, code %d at %q: %s", "zh", "已退出，退出码 %s，停在 %s：%s")
+	_ = catalog.Add("killed, code %d at %q: %s", "zh", "被杀掉，退出码 %s，停在 %s：%s")
+	_ = catalog.Add("killed ×%d", "zh", "被杀掉 ×%s")
+	_ = catalog.Add("exited with code %d ×%d", "zh", "以退出码 %s 退出 ×%s")
+
+	_ = catalog.Add("MySQL: a server of the lab's own for this run, %s %s at %s, whose administrator's password only the lab holds: the evidence your program is graded on is out of its reach",
+		"zh", "MySQL：本次运行使用实验室自己的服务器，%s %s，地址 %s，它的管理员密码只有实验室知道：给你的程序评分所依据的证据不在它能触及的范围内")
+	_ = catalog.Add("RabbitMQ: your program logs in as the lab does (%s); its proxy refuses queue.purge, queue.delete and exchange.delete",
+		"zh", "RabbitMQ：你的程序与实验室用同一个登录（%s）；它的代理拒绝 queue.purge、queue.delete 和 exchange.delete")
+	_ = catalog.Add("no management API answers and the lab may not run rabbitmqctl here (--broker-control rabbitmqctl)",
+		"zh", "没有应答的管理 API，实验室在这里也不能运行 rabbitmqctl（--broker-control rabbitmqctl）")
+	_ = catalog.Add("no management API answers, and rabbitmqctl reaches a local node only", "zh", "没有应答的管理 API，而 rabbitmqctl 只能控制本机节点")
+	_ = catalog.Add("the management API's user %s has no administrator tag and the lab may not run rabbitmqctl here (--broker-control rabbitmqctl)",
+		"zh", "管理 API 的用户 %s 没有 administrator 标签，实验室在这里也不能运行 rabbitmqctl（--broker-control rabbitmqctl）")
+	_ = catalog.Add("your program's logins are removed", "zh", "你的程序的登录已删除")
+	_ = catalog.Add("left behind: %s (lab clean removes it)", "zh", "遗留：%s（lab clean 会删除它）")
+	_ = catalog.Add("restart-broker left out: the lab cannot start a broker node of its own here (%s), and it never restarts one it did not start",
+		"zh", "不做 restart-broker：实验室在这里无法启动自己的 Broker 节点（%s），而它从不重启不是自己启动的节点")
+	_ = catalog.Add("nothing moved for %s after the schedule (%d events NEW or SENDING, %d messages in the queue); checked as it was",
+		"zh", "故障计划结束后 %s 内没有任何进展（%s 个事件处于 NEW 或 SENDING，队列中 %s 条消息）；按当时的状态检查")
+	_ = catalog.Add("the pipeline had not drained %s after the schedule; checked as it was", "zh", "故障计划结束 %s 后流水线仍未排空；按当时的状态检查")
+	_ = catalog.Add("the run's evidence was kept on %s (--shared-server), where any administrator's login of that server could have rewritten it",
+		"zh", "本次运行的证据存放在 %s（--shared-server），那台服务器的任何管理员登录都可能改写它")
+	_ = catalog.Add("the lab could not start a MySQL server of its own for this run (%v), so the evidence was kept on %s, where any administrator's login of that server (root with no password, on most machines) could have rewritten it: install mariadb-server or mysql-server (or set LAB_MYSQLD) for a verdict",
+		"zh", "实验室无法为本次运行启动自己的 MySQL 服务器（%s），所以证据存放在 %s，那台服务器的任何管理员登录（在多数机器上是没有密码的 root）都可能改写它：要得到判定，请安装 mariadb-server 或 mysql-server（或设置 LAB_MYSQLD）")
 )
