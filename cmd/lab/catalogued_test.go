@@ -24,7 +24,8 @@ var messageSources = []string{".", "../../challenge", "../../labs", "../../steps
 
 // messages is every English sentence the Go files in dir write as a
 // user-facing message: the format of fmt.Errorf, errors.New, a
-// lab.Error's What and Fix, and a line a command prints to stderr.
+// lab.Error's What and Fix, a line a command prints to stderr, and a
+// lesson's problem (add(line, format, …), Problem{Msg: …}).
 func messages(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
@@ -84,6 +85,10 @@ func messagesIn(t *testing.T, files []string, sink func(ast.Expr) bool, every bo
 					if every && len(n.Args) > 0 {
 						add(n.Args[0])
 					}
+				case "add": // a lesson's problem: add(line, format, args...)
+					if len(n.Args) > 1 {
+						add(n.Args[1])
+					}
 				case "st.add": // a story's line: add(t, format, args...)
 					if every && len(n.Args) > 1 {
 						add(n.Args[1])
@@ -104,6 +109,12 @@ func messagesIn(t *testing.T, files []string, sink func(ast.Expr) bool, every bo
 						}
 						if k, ok := kv.Key.(*ast.Ident); ok && (k.Name == "What" || k.Name == "Fix") {
 							add(kv.Value)
+						}
+						// A lesson's problem: Problem{Msg: fmt.Sprintf(format, …)}.
+						if k, ok := kv.Key.(*ast.Ident); ok && k.Name == "Msg" {
+							if c, ok := kv.Value.(*ast.CallExpr); ok && callee(c) == "fmt.Sprintf" && len(c.Args) > 0 {
+								add(c.Args[0])
+							}
 						}
 					}
 				}
@@ -137,6 +148,9 @@ func literal(e ast.Expr) (string, bool) {
 }
 
 func callee(c *ast.CallExpr) string {
+	if id, ok := c.Fun.(*ast.Ident); ok {
+		return id.Name
+	}
 	sel, ok := c.Fun.(*ast.SelectorExpr)
 	if !ok {
 		return ""

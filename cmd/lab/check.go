@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/rmlab/lab/internal/catalog"
 	"io"
 
 	"github.com/rmlab/lab/labs"
@@ -17,16 +18,17 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 
 // cmdCheck is `lab check [FILE|DIR ...]`: every problem in the lessons, as
 // the screen and replay would meet them at load time, with no server. Both
-// languages are checked whatever --lang says; --lang zh says the verdict in
-// Chinese (each problem stays as labs/README.md, the authoring reference,
-// words it).
+// languages are checked whatever --lang says; --lang zh says each problem
+// and the verdict in Chinese (the names and attributes it quotes stay as
+// labs/README.md writes them).
 func cmdCheck(paths []string, lang string, stdout, stderr io.Writer) int {
 	r := labs.Check(paths...)
+	out := catalog.Writer(lang, stdout)
 	for _, p := range r.Problems {
-		fmt.Fprintln(stdout, p)
+		fmt.Fprintln(out, p)
 	}
 	for _, s := range r.Skipped {
-		fmt.Fprintf(stdout, "%s: skipped: no ```lesson block, so not a lesson (notes and READMEs may sit beside lessons)\n", s)
+		fmt.Fprintf(out, "%s: skipped: no ```lesson block, so not a lesson (notes and READMEs may sit beside lessons)\n", s)
 	}
 	what, problems, clean := "the built-in lessons", "lab check: %d problem(s) in %s; %d lesson(s) load cleanly\n", "lab check: %d lesson(s) in %s, no problem\n"
 	if lang == "zh" {

@@ -2,6 +2,9 @@ package main
 
 import (
 	"bytes"
+	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -80,5 +83,32 @@ func TestALearnersErrorsBeforeTheScreenAreSaidInChinese(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// An author who asked for Chinese reads lab check's problems in Chinese:
+// each line keeps its FILE:LINE, the names and the code it quotes.
+func TestLabCheckSaysALessonsProblemsInChinese(t *testing.T) {
+	dir := t.TempDir()
+	bad := "```lesson\nid: 98-x\nnumber: 98\npart: 1\n```\n# T\n\n```wait worker=nobody until=zzz\n```\n\n```sql db=nosuch\nSELECT 1;\n```\n"
+	if err := os.WriteFile(filepath.Join(dir, "98-x.md"), []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errw, en bytes.Buffer
+	if code := run([]string{"check", "--lang", "zh", dir}, &out, &errw); code != 1 {
+		t.Fatalf("lab check of a bad lesson: exit %d\n%s%s", code, out.String(), errw.String())
+	}
+	run([]string{"check", dir}, &en, io.Discard)
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) < 4 || out.String() == en.String() {
+		t.Fatalf("the problems are not said in Chinese:\n%s", out.String())
+	}
+	for _, line := range lines {
+		if !strings.HasPrefix(line, filepath.Join(dir, "98-x.md")+":") {
+			t.Errorf("a problem lost its place: %q", line)
+		}
+		if s := catalog.Sentence(line); s != "" {
+			t.Errorf("English %q in a Chinese problem: %q", s, line)
+		}
 	}
 }

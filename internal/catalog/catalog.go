@@ -325,8 +325,9 @@ func In(lang, line string) string { return lab.In(lang, line) }
 func Lab() *Catalog { return &lab }
 
 // command is the "lab open: " (or "lab challenge run --as x: ") a
-// command's message begins with: the command line, not a sentence.
-var command = regexp.MustCompile(`^lab[^:]*: `)
+// command's message begins with, or the "FILE.md:LINE: " of a problem in
+// a lesson: the command line or the place, not a sentence.
+var command = regexp.MustCompile(`^(lab[^:]*: |[^\s:]+:\d+: )`)
 
 // Writer says in lang every line written to w that is one of the lab's
 // sentences, keeping the indent and the "lab COMMAND: " it begins with: a
@@ -350,7 +351,12 @@ func (s *writer) Write(p []byte) (int, error) {
 		// A report's indent, like a command's name, is kept as it is.
 		indent := len(l) - len(strings.TrimLeft(l, " "))
 		head := indent + len(command.FindString(l[indent:]))
-		lines[i] = l[:head] + In(s.lang, l[head:])
+		said := In(s.lang, l[head:])
+		if said == l[head:] && head > indent {
+			// A sentence may hold its place itself ("%s: sql step …").
+			head, said = indent, In(s.lang, l[indent:])
+		}
+		lines[i] = l[:head] + said
 	}
 	if _, err := io.WriteString(s.w, strings.Join(lines, "\n")); err != nil {
 		return 0, err
