@@ -93,7 +93,7 @@ func (resetKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 			}
 		}
 		c.Close()
-		if err := services.Mark(ctx, svc.MySQL, name); err != nil {
+		if err := services.MarkFor(ctx, svc.MySQL, name, svc.Config.Owner); err != nil {
 			return fail("%v", err)
 		}
 		obs = append(obs, sayRecreated.F(name, labsql.Schema(db)))

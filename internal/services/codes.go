@@ -8,6 +8,7 @@ const (
 	ErDBAccessDenied     uint16 = 1044 // no privilege on the database
 	ErAccessDenied       uint16 = 1045 // wrong user or password
 	ErBadDB              uint16 = 1049 // unknown database
+	ErBadField           uint16 = 1054 // unknown column
 	ErDupEntry           uint16 = 1062 // duplicate key
 	ErTableAccessDenied  uint16 = 1142 // no privilege on the table
 	ErColumnAccessDenied uint16 = 1143 // no privilege on the column

@@ -41,7 +41,10 @@ type Config struct {
 	// (LAB_BINLOG_DSN; "" is MySQL's): a workshop participant's login may
 	// not (reading the log would show every participant's rows), so the
 	// lab's own reads it for their relay, which keeps to their database.
-	Binlog   string
+	Binlog string
+	// Owner is who the namespace's databases are made for (MarkFor): "room
+	// NAME" for a workshop participant's, "" for a lab run of its own.
+	Owner    string
 	NoDocker bool // never try testcontainers
 	// Containers are the services started in containers even where local
 	// servers answer (--containers[=LIST], LAB_CONTAINERS).

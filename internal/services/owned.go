@@ -76,15 +76,72 @@ func DropOwned(ctx context.Context, db *sql.DB, name string) (dropped bool, err 
 	return true, nil
 }
 
-// Mark records that the lab created database name.
-func Mark(ctx context.Context, db *sql.DB, name string) error {
+// Mark records that the lab created database name (for no room: a lab run
+// of its own).
+func Mark(ctx context.Context, db *sql.DB, name string) error { return MarkFor(ctx, db, name, "") }
+
+// MarkFor records that the lab created database name for owner: "room
+// NAME" for a workshop participant's, "" for a lab run of its own. Claim
+// reads it back.
+func MarkFor(ctx context.Context, db *sql.DB, name, owner string) error {
 	_, err := db.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS `"+name+"`.`"+MarkTable+
-		"` (created_at DATETIME(6) NOT NULL) ENGINE=InnoDB COMMENT='the reliable-messaging lab created this database and may drop it'")
+		"` (created_at DATETIME(6) NOT NULL, owner VARCHAR(64) NOT NULL DEFAULT '') ENGINE=InnoDB COMMENT='the reliable-messaging lab created this database and may drop it'")
 	if err == nil {
-		_, err = db.ExecContext(ctx, "INSERT INTO `"+name+"`.`"+MarkTable+"` VALUES (NOW(6))")
+		_, err = db.ExecContext(ctx, "INSERT INTO `"+name+"`.`"+MarkTable+"` (created_at, owner) VALUES (NOW(6), ?)", owner)
 	}
 	if err != nil {
 		return fmt.Errorf("mark database %s as the lab's: %w", name, err)
+	}
+	return nil
+}
+
+// ownerOf is who database name was made for: exists and marked say
+// whether it is there and carries the lab's mark; a mark from before
+// owners were kept is a lab run's of its own ("").
+func ownerOf(ctx context.Context, db *sql.DB, name string) (exists, marked bool, owner string, err error) {
+	var n int
+	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", name).Scan(&n); err != nil || n == 0 {
+		return false, false, "", err
+	}
+	if err := db.QueryRowContext(ctx,
+		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?", name, MarkTable).Scan(&n); err != nil || n == 0 {
+		return true, false, "", err
+	}
+	err = db.QueryRowContext(ctx, "SELECT owner FROM `"+name+"`.`"+MarkTable+"` ORDER BY created_at DESC LIMIT 1").Scan(&owner)
+	switch {
+	case Code(err) == ErBadField, errors.Is(err, sql.ErrNoRows):
+		return true, true, "", nil
+	case err != nil:
+		return true, true, "", fmt.Errorf("read the lab's mark in %s: %w", name, err)
+	}
+	return true, true, owner, nil
+}
+
+// Claim checks that namespace ns may be given to owner: none of the
+// article's databases in it exists, or each was made for owner. A
+// participant who logs in as a name whose databases someone's own lab run
+// made (lab --namespace NAME on the same server) would otherwise be
+// granted them, rows and all.
+func Claim(ctx context.Context, db *sql.DB, ns, owner string) error {
+	names := Names{NS: ns}
+	for _, article := range []string{IdempotencyDB, OutboxDB} {
+		name := names.Name(article)
+		exists, marked, has, err := ownerOf(ctx, db, name)
+		switch {
+		case err != nil:
+			return err
+		case !exists || marked && has == owner:
+			continue
+		case !marked:
+			return &lab.Error{What: fmt.Sprintf("the name %s is taken: database %s exists and the lab did not make it", ns, name), Where: "MySQL",
+				Fix: "log in under another name (ssh OTHER@HOST)"}
+		case has == "":
+			return &lab.Error{What: fmt.Sprintf("the name %s is taken: database %s belongs to a lab run outside the workshop (lab --namespace %s)", ns, name, ns), Where: "MySQL",
+				Fix: "log in under another name (ssh OTHER@HOST); its owner removes it with lab clean --namespace " + ns}
+		default:
+			return &lab.Error{What: fmt.Sprintf("the name %s is taken: database %s belongs to %s", ns, name, has), Where: "MySQL",
+				Fix: "log in under another name (ssh OTHER@HOST), or ask the instructor of " + has + " to free it (lab room --reset " + ns + ")"}
+		}
 	}
 	return nil
 }

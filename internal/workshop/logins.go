@@ -181,10 +181,29 @@ func (s *Server) Forget(ctx context.Context, ns string) error {
 // lets the lab restart the broker it was given, and a participant's lesson
 // must never restart the one the class shares.
 func (s *Server) participantServices(ctx context.Context, name string) (*services.Services, func(), error) {
+	// A name is the room's to give only where nobody else's databases are:
+	// checked before its login is granted them.
+	owner := s.owner()
+	c, cancel := context.WithTimeout(ctx, 10*time.Second)
+	err := services.Claim(c, s.cfg.Services.MySQL, name, owner)
+	cancel()
+	if err != nil {
+		return nil, nil, err
+	}
 	svc, done, err := s.logins.Own(ctx, s.cfg.Services.For(name), name)
 	if err != nil {
 		return nil, nil, err
 	}
+	svc.Config.Owner = owner
 	svc.Info.BrokerControl, svc.Config.BrokerControl = false, ""
 	return svc, done, nil
+}
+
+// owner is who this server makes its participants' databases for: its
+// room, or the workshop of no room.
+func (s *Server) owner() string {
+	if rm := s.room(); rm != nil {
+		return "room " + rm.Name
+	}
+	return "workshop"
 }
