@@ -109,6 +109,9 @@ func messagesIn(t *testing.T, files []string, sink func(ast.Expr) bool, every bo
 						}
 						if k, ok := kv.Key.(*ast.Ident); ok && (k.Name == "What" || k.Name == "Fix") {
 							add(kv.Value)
+							if c, ok := kv.Value.(*ast.CallExpr); ok && callee(c) == "fmt.Sprintf" && len(c.Args) > 0 {
+								add(c.Args[0])
+							}
 						}
 						// A lesson's problem: Problem{Msg: fmt.Sprintf(format, …)}.
 						if k, ok := kv.Key.(*ast.Ident); ok && k.Name == "Msg" {

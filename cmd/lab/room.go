@@ -1,12 +1,15 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/csv"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rmlab/lab/internal/cleaner"
@@ -86,7 +89,7 @@ func cmdRoom(ctx context.Context, g globals, f roomFlags, stdout, stderr io.Writ
 		}
 		return 0
 	}
-	cmds, code := roomCommands(g, f, stderr)
+	cmds, code := roomCommands(ctx, g, f, rm, stderr)
 	if code != 0 {
 		return code
 	}
@@ -122,17 +125,44 @@ func cmdRoom(ctx context.Context, g globals, f roomFlags, stdout, stderr io.Writ
 
 // roomCommands are the commands the flags send to every screen of the
 // room (--goto, --say, --end, --timer), checked here first.
-func roomCommands(g globals, f roomFlags, stderr io.Writer) ([]room.Command, int) {
+func roomCommands(ctx context.Context, g globals, f roomFlags, rm *room.Room, stderr io.Writer) ([]room.Command, int) {
 	var cmds []room.Command
+	// A participant the room has never seen is refused here: a command to
+	// nobody would answer "sent" and do nothing.
+	for flag, who := range map[string]string{"--to": f.to, "--end": f.end} {
+		if who == "" {
+			continue
+		}
+		ps, err := rm.Participants(ctx)
+		if err != nil {
+			fmt.Fprintln(stderr, "lab room:", err)
+			return nil, 1
+		}
+		var names []string
+		for _, p := range ps {
+			names = append(names, p.Name)
+		}
+		if !slices.Contains(names, who) {
+			fmt.Fprintf(stderr, "lab room %s %s: no participant of that name in room %s (its participants: %s)\n",
+				flag, plain.Line(who, 32), rm.Name, cmp.Or(strings.Join(names, ", "), "none yet"))
+			return nil, 1
+		}
+	}
 	if f.gotoLesson != "" {
 		// A lesson nobody has is refused here, not sent to the room to be
-		// ignored on every screen.
+		// ignored on every screen: one of this lab's, or one a server of
+		// the room serves (its --lessons folder).
 		ls, err := loadLessons(g)
 		if err != nil && partialLoad(err) == nil {
 			printErr(stderr, err)
 			return nil, 1
 		}
-		if labs.Find(ls, f.gotoLesson) == nil {
+		served, err := rm.Lesson(ctx, f.gotoLesson)
+		if err != nil {
+			fmt.Fprintln(stderr, "lab room:", err)
+			return nil, 1
+		}
+		if labs.Find(ls, f.gotoLesson) == nil && served == "" {
 			fmt.Fprintf(stderr, "lab room --goto %s: no such lesson; give a number or an id from `lab list`\n", f.gotoLesson)
 			return nil, 2
 		}

@@ -107,3 +107,7 @@ var (
 	_ = catalog.Add("fix: give a file whose first line is the workshop password", "zh", "解决办法：给出一个第一行是工作坊密码的文件")
 	_ = catalog.Add("the password stays readable in this process's /proc environ (%v); --password-file avoids it", "zh", "密码在本进程的 /proc environ 里仍然可读（%s）；用 --password-file 可以避免")
 )
+
+// The instructor's room command.
+var _ = catalog.Add("no participant of that name in room %s (its participants: %s)", "zh", "房间 %s 里没有这个名字的参与者（它的参与者：%s）")
+var _ = catalog.Add("none yet", "zh", "还没有")

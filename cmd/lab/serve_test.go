@@ -196,6 +196,48 @@ func TestTwoLabServeProcessesOnOneMySQLAreOneRoom(t *testing.T) {
 	t.Fatalf("lab room shows:\n%s\nwant %s at %s and %s at %s", out, ann, a, ben, b)
 }
 
+// The room knows the lessons its servers serve: lab room --goto takes a
+// lesson of a server's --lessons folder from an instructor whose own lab
+// has only the built-in ones, and refuses one no server has. A command to
+// a name the room has never seen is refused (exit 1), not "sent".
+func TestTheRoomTakesItsServersLessonsAndRefusesANameItHasNotSeen(t *testing.T) {
+	env := labtest.Connect(t)
+	rm, ann := env.NS, env.Derived("an")
+	lessons := t.TempDir()
+	src, err := os.ReadFile("testdata/long-worker.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := strings.Replace(strings.Replace(string(src), "id: long-worker", "id: own-102", 1), "number: 1\n", "number: 102\n", 1)
+	if err := os.WriteFile(filepath.Join(lessons, "102-own.md"), []byte(own), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addr, _ := runServe(t, []string{"LAB_WORKSHOP_PASSWORD=pw-two", "XDG_STATE_HOME=" + t.TempDir()}, "--room", rm, "--seats", "2", "--lessons", lessons)
+	sshEnter(t, addr, ann)
+	var out, errOut string
+	var code int
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(300 * time.Millisecond) {
+		if out, errOut, code = runLab(t, "room", "--room", rm, "--goto", "102"); code == 0 {
+			break
+		}
+	}
+	if code != 0 || !strings.Contains(out, "sent goto 102") {
+		t.Errorf("--goto 102 (a lesson of the server's folder): exit %d\n%s%s", code, out, errOut)
+	}
+	if _, errOut, code := runLab(t, "room", "--room", rm, "--goto", "999"); code != 2 || !strings.Contains(errOut, "no such lesson") {
+		t.Errorf("--goto 999: exit %d: %s", code, errOut)
+	}
+	for _, args := range [][]string{{"--say", "hello", "--to", "nobodyhere"}, {"--goto", "1", "--to", "nobodyhere"}, {"--end", "nobodyhere"}} {
+		out, errOut, code := runLab(t, append([]string{"room", "--room", rm}, args...)...)
+		if code != 1 || !strings.Contains(errOut, "no participant of that name") || !strings.Contains(errOut, ann) || strings.Contains(out, "sent") {
+			t.Errorf("lab room %s: exit %d\n%s%s", strings.Join(args, " "), code, out, errOut)
+		}
+	}
+	if out, errOut, code := runLab(t, "room", "--room", rm, "--say", "hello", "--to", ann); code != 0 || !strings.Contains(out, "sent say hello to "+ann) {
+		t.Errorf("--say to a participant of the room: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
 // lab serve with nothing but --listen and the password's variable starts on
 // a stock server (it takes the seats MySQL's free connections hold, at
 // most 20, and says so), logs each login and refusal on stderr, and the

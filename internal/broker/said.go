@@ -32,3 +32,5 @@ var (
 	_ = catalog.Add("log in to RabbitMQ vhost %s at %s: %w", "zh", "登录 %[2]s 上的 RabbitMQ vhost %[1]s：%[3]s")
 	_ = catalog.Add("management API at %s answered HTTP %d to %s %s (user %s needs the administrator tag)", "zh", "%[1]s 上的管理 API 对 %[3]s %[4]s 回应了 HTTP %[2]s（用户 %[5]s 需要 administrator 标签）")
 )
+
+var _ = catalog.Add("%s %s exists but the lab did not create it (no mark exchange %s); nothing was deleted", "zh", "%s %s 已存在，但不是实验室创建的（没有标记交换机 %s）；什么也没有删除")

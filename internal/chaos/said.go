@@ -68,3 +68,5 @@ var (
 	_ = catalog.Add("chaos: no binary to start the workers with", "zh", "chaos：没有用来启动工作进程的二进制文件")
 	_ = catalog.Add("create the outbox database: %w", "zh", "创建 outbox 数据库：%s")
 )
+
+var _ = catalog.Add("the lab cannot give your program a MySQL user of its own (%s: %v)", "zh", "实验室无法给你的程序一个它自己的 MySQL 用户（%s：%s）")

@@ -10,6 +10,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"regexp"
@@ -569,4 +570,30 @@ func (r *Room) Reset(ctx context.Context, name string, clean func(ctx context.Co
 	defer r.Release(context.WithoutCancel(ctx), name, Resetting)
 	clean(ctx, name)
 	return r.Forget(ctx, name)
+}
+
+// KeepLessons records the lessons this server serves (id and number), so
+// the room's instructor may send everyone to one of them whatever lessons
+// the instructor's own lab has.
+func (r *Room) KeepLessons(ctx context.Context, lessons map[string]int) error {
+	for id, n := range lessons {
+		if _, err := r.DB.ExecContext(ctx, "REPLACE INTO lesson (id, number, server) VALUES (?, ?, ?)", id, n, r.Server); err != nil {
+			return fmt.Errorf("room %s: record lesson %s: %w", r.Name, id, err)
+		}
+	}
+	return nil
+}
+
+// Lesson is the id of the lesson a server of the room serves under id or
+// number, "" when none does.
+func (r *Room) Lesson(ctx context.Context, idOrNumber string) (string, error) {
+	var id string
+	err := r.DB.QueryRowContext(ctx, "SELECT id FROM lesson WHERE id=? OR CAST(number AS CHAR)=? ORDER BY id LIMIT 1", idOrNumber, idOrNumber).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("room %s: look up lesson %s: %w", r.Name, idOrNumber, err)
+	}
+	return id, nil
 }

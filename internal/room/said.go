@@ -19,3 +19,8 @@ var (
 	_ = catalog.Add("there is no room %s on this MySQL server (database %s): lab serve --room %s creates it", "zh", "这台 MySQL 服务器上没有房间 %s（数据库 %s）：lab serve --room %s 会创建它")
 	_ = catalog.Add("create the room's database %s: %w", "zh", "创建房间的数据库 %s：%s")
 )
+
+var (
+	_ = catalog.Add("room %s: look up lesson %s: %w", "zh", "房间 %s：查找课程 %s：%s")
+	_ = catalog.Add("room %s: record lesson %s: %w", "zh", "房间 %s：记录课程 %s：%s")
+)

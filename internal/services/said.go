@@ -95,3 +95,17 @@ var (
 	_ = catalog.Add("read the host MySQL sees the lab connect from: %w", "zh", "读取 MySQL 看到的实验室连接来源主机：%s")
 	_ = catalog.Add("MySQL sees the lab connect from %q, which the lab cannot write in an account", "zh", "MySQL 看到实验室从 %s 连接，实验室没法把它写进账户名")
 )
+
+// A database that is not the lab's, or not this room's.
+var (
+	_ = catalog.Add("database %s exists but was not created by the lab; nothing was dropped", "zh", "数据库 %s 已存在，但不是实验室创建的；什么也没有删除")
+	_ = catalog.Add("database %s is in use by another session; it was not dropped", "zh", "数据库 %s 正被另一个会话使用；没有删除")
+	_ = catalog.Add("database %s does not exist", "zh", "数据库 %s 不存在")
+	_ = catalog.Add("read the lab's mark in %s: %w", "zh", "读取 %s 中实验室的标记：%s")
+	_ = catalog.Add("the name %s is taken: database %s exists and the lab did not make it", "zh", "名字 %s 已被占用：数据库 %s 已存在，而且不是实验室创建的")
+	_ = catalog.Add("the name %s is taken: database %s belongs to a lab run outside the workshop (lab --namespace %s)", "zh", "名字 %s 已被占用：数据库 %s 属于工作坊之外的一次实验室运行（lab --namespace %s）")
+	_ = catalog.Add("the name %s is taken: database %s belongs to %s", "zh", "名字 %s 已被占用：数据库 %s 属于 %s")
+	_ = catalog.Add("log in under another name (ssh OTHER@HOST)", "zh", "换一个名字登录（ssh OTHER@HOST）")
+	_ = catalog.Add("log in under another name (ssh OTHER@HOST); its owner removes it with lab clean --namespace %s", "zh", "换一个名字登录（ssh OTHER@HOST）；它的主人可以用 lab clean --namespace %s 删除它")
+	_ = catalog.Add("log in under another name (ssh OTHER@HOST), or ask the instructor of %s to free it (lab room --reset %s)", "zh", "换一个名字登录（ssh OTHER@HOST），或请 %s 的讲师释放它（lab room --reset %s）")
+)

@@ -213,7 +213,28 @@ func (s *Server) SetRoom(r *room.Room) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stop = cancel
+	go s.keepLessons(ctx, r)
 	go s.poll(ctx, r)
+}
+
+// keepLessons records in the room the lessons this server serves (its
+// --lessons folder's, or the built-in ones), so lab room --goto takes them
+// from an instructor whose own lab has other lessons.
+func (s *Server) keepLessons(ctx context.Context, r *room.Room) {
+	ls := s.lessonList()
+	if len(ls) == 0 {
+		s.logf("the room cannot be told this server's lessons: none loaded")
+		return
+	}
+	ids := map[string]int{}
+	for _, l := range ls {
+		ids[l.ID] = l.Number
+	}
+	c, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := r.KeepLessons(c, ids); err != nil {
+		s.logf("%v", err)
+	}
 }
 
 // presenterNS is where this server's presented lesson runs.

@@ -54,3 +54,11 @@ CREATE TABLE IF NOT EXISTS frame (
   height   INT          NOT NULL,
   at       DATETIME(6)  NOT NULL
 ) ENGINE=InnoDB
+;
+-- The lessons the room's servers serve, each lab serve its own (a --lessons
+-- folder's too), recorded at its start: lab room --goto accepts them.
+CREATE TABLE IF NOT EXISTS lesson (
+  id      VARCHAR(64)  NOT NULL PRIMARY KEY,
+  number  INT          NOT NULL,
+  server  VARCHAR(128) NOT NULL
+) ENGINE=InnoDB
