@@ -82,6 +82,8 @@ flags (every command):
 // Everything the lab prints goes through secret.Writer: no path, however
 // an error was built, prints a password the lab was given.
 func main() {
+	// What the lab was started with beyond 0, 1 and 2 stays its own.
+	worker.CloseOnExec()
 	// Passwords are masked first, as written (plain text would no longer
 	// match one holding a character it removes), then the line is made
 	// plain: the lab's own output holds no escape, so whatever outside

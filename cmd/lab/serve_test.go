@@ -253,16 +253,30 @@ func TestServeStartsWithItsDefaultsAndWorkersNeverSeeThePassword(t *testing.T) {
 	serve.Env = append(os.Environ(), "LAB_TEST_WS_PW="+secretPW, "XDG_STATE_HOME="+t.TempDir())
 	var out syncBuf
 	serve.Stdout, serve.Stderr = &out, &out
+	// What an instructor's shell may hand lab serve beyond 0, 1 and 2: a
+	// pipe (a password fed through one) and a log file open for writing.
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	defer pw.Close()
+	logFile, err := os.Create(filepath.Join(t.TempDir(), "serve.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+	serve.ExtraFiles = []*os.File{pr, logFile}
 	if err := serve.Start(); err != nil {
 		t.Fatal(err)
 	}
+	pipeIno, _ := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", pr.Fd()))
 	t.Cleanup(func() { serve.Process.Kill(); serve.Wait() })
 	dial := func(pw string) (*gossh.Client, error) {
 		return gossh.Dial("tcp", addr, &gossh.ClientConfig{User: alice, Auth: []gossh.AuthMethod{gossh.Password(pw)},
 			HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 2 * time.Second})
 	}
 	var c *gossh.Client
-	var err error
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
 		if c, err = dial(secretPW); err == nil {
 			break
@@ -301,6 +315,21 @@ func TestServeStartsWithItsDefaultsAndWorkersNeverSeeThePassword(t *testing.T) {
 		}
 		if strings.Contains(string(b), secretPW) || strings.Contains(string(b), "LAB_TEST_WS_PW") {
 			t.Errorf("worker %s has the workshop password in its environment", pid)
+		}
+		// Its descriptors: none of what lab serve was started with.
+		fds, _ := os.ReadDir("/proc/" + pid + "/fd")
+		var held []string
+		for _, fd := range fds {
+			to, err := os.Readlink("/proc/" + pid + "/fd/" + fd.Name())
+			if err == nil && (to == pipeIno || to == logFile.Name()) {
+				held = append(held, fd.Name()+" → "+to)
+			}
+		}
+		if len(fds) == 0 {
+			t.Errorf("worker %s: /proc/%s/fd lists nothing", pid, pid)
+		}
+		if len(held) > 0 {
+			t.Errorf("worker %s holds what lab serve was started with: %s", pid, strings.Join(held, ", "))
 		}
 	}
 	log := out.String()
