@@ -130,3 +130,56 @@ func TestAFloodOfEnvRequestsIsRefusedAndCostsNoMemory(t *testing.T) {
 	s.Shell()
 	tm.until(t, "the screen after the flood", hasScreen)
 }
+
+// One connection holds at most four sessions at once, and its sessions
+// together are given 64 kB of env: a client that opens a thousand session
+// channels, each sending 32 × 4 kB (it grew the server by 155 MB), costs
+// what four do. A closed session frees its place; each kind of refusal
+// has one log line per connection, not one per request.
+func TestOneConnectionsSessionsAndTheirEnvAreBoundedTogether(t *testing.T) {
+	var log syncLog
+	addr, _ := start(t, workshop.Config{Seats: 2, Log: &log})
+	c, err := dial(addr, who(t, "cs"), password)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var sessions []*gossh.Session
+	refused := 0
+	for i := 0; i < 50; i++ {
+		s, err := c.NewSession()
+		if err != nil {
+			refused++
+			continue
+		}
+		sessions = append(sessions, s)
+	}
+	if len(sessions) != 4 || refused != 46 {
+		t.Fatalf("one connection opened %d sessions (%d refused), want 4", len(sessions), refused)
+	}
+	value := strings.Repeat("x", 4000)
+	accepted := 0
+	for i, s := range sessions {
+		for j := 0; j < 32; j++ {
+			if s.Setenv(fmt.Sprintf("V%d_%d", i, j), value) == nil {
+				accepted++
+			}
+		}
+	}
+	if accepted > 64*1024/4000 || accepted < 12 {
+		t.Errorf("the connection's sessions were given %d env requests of 4 kB, want the 64 kB its budget holds (16)", accepted)
+	}
+	sessions[0].Close()
+	var again *gossh.Session
+	for deadline := time.Now().Add(5 * time.Second); again == nil && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		again, _ = c.NewSession()
+	}
+	if again == nil {
+		t.Error("a closed session did not free its place on the connection")
+	}
+	for _, want := range []string{"refused more sessions on one connection", "refused env requests"} {
+		if n := strings.Count(log.String(), want); n != 1 {
+			t.Errorf("%d log lines %q, want 1:\n%s", n, want, log.String())
+		}
+	}
+}

@@ -116,6 +116,7 @@ type Server struct {
 	ownNodes   bool // the machine can start RabbitMQ nodes (the presenter's lessons may)
 	logins     *Logins
 	grading    grading // participants' challenge runs graded here
+	budgets    budgets // what each connection has spent
 }
 
 // New builds the server; Serve runs it.
@@ -164,7 +165,7 @@ func New(cfg Config) (*Server, error) {
 			// them, and direct-tcpip only to what a participant's own
 			// challenge run asked to be forwarded, while it runs
 			// (forwardCallback); no other channel.
-			srv.ChannelHandlers = map[string]ssh.ChannelHandler{"session": boundedSession, "direct-tcpip": ssh.DirectTCPIPHandler}
+			srv.ChannelHandlers = map[string]ssh.ChannelHandler{"session": s.boundedSession, "direct-tcpip": ssh.DirectTCPIPHandler}
 			srv.LocalPortForwardingCallback = s.forwardCallback
 			return nil
 		},
