@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/rmlab/lab/internal/plain"
@@ -87,22 +88,31 @@ func (r *Room) Holder(ctx context.Context, name string) (string, error) {
 	return server, err
 }
 
-// maxAudit bounds the room's log: past it, the oldest lines are dropped
-// and one line says how many.
-const maxAudit = 20000
+// maxAudit bounds each kind of the room's log: past it, that kind's
+// oldest lines are dropped and one line says how many.
+var maxAudit = 20000
 
-// Audit records one line of the room's log.
+// Audit records one line of the room's log, as its kind.
 func (r *Room) Audit(ctx context.Context, line string) error {
-	res, err := r.DB.ExecContext(ctx, "INSERT INTO audit (at, server, line) VALUES (UTC_TIMESTAMP(6), ?, ?)", r.Server, Plain(line, 512))
+	line = Plain(line, 512)
+	kind := kindOf(line)
+	res, err := r.DB.ExecContext(ctx, "INSERT INTO audit (at, server, line, kind) VALUES (UTC_TIMESTAMP(6), ?, ?, ?)", r.Server, line, kind)
 	if err != nil {
 		return err
 	}
-	// Now and then, not on every line: a flood must not cost a DELETE a line.
-	if id, err := res.LastInsertId(); err == nil && id%1000 == 0 && id > maxAudit {
-		if res, err := r.DB.ExecContext(ctx, "DELETE FROM audit WHERE id <= ?", id-maxAudit); err == nil {
+	// Now and then, not on every line: a flood must not cost a DELETE a
+	// line. Each kind keeps its own newest lines.
+	every := int64(max(1, min(1000, maxAudit/10)))
+	if id, err := res.LastInsertId(); err == nil && id%every == 0 {
+		var last int64
+		err := r.DB.QueryRowContext(ctx, "SELECT id FROM audit WHERE kind=? ORDER BY id DESC LIMIT 1 OFFSET ?", kind, maxAudit).Scan(&last)
+		if err != nil {
+			return nil // fewer than maxAudit of the kind, or no answer: kept
+		}
+		if res, err := r.DB.ExecContext(ctx, "DELETE FROM audit WHERE kind=? AND id <= ?", kind, last); err == nil {
 			if n, _ := res.RowsAffected(); n > 0 {
-				r.DB.ExecContext(ctx, "INSERT INTO audit (at, server, line) VALUES (UTC_TIMESTAMP(6), ?, ?)", r.Server,
-					fmt.Sprintf("the log keeps its newest %d lines: %d older ones were dropped", maxAudit, n))
+				r.DB.ExecContext(ctx, "INSERT INTO audit (at, server, line, kind) VALUES (UTC_TIMESTAMP(6), ?, ?, ?)", r.Server,
+					fmt.Sprintf("the log keeps the newest %d lines of each kind: %d older %s lines were dropped", maxAudit, n, kind), kind)
 			}
 		}
 	}
@@ -112,11 +122,29 @@ func (r *Room) Audit(ctx context.Context, line string) error {
 // LogKind picks lines of the room's log: "" for all.
 type LogKind string
 
-// The kinds a log line can be read as, from the words the servers write.
-var logKinds = map[LogKind][]string{
-	"logins":   {"% logged in with %", "session of % ended%", "instructor's session % ended%"},
-	"refusals": {"refused %", "closed a connection %"},
-	"commands": {"lab room: %"},
+// The kinds a log line can be read as, from the words the servers write:
+// each begins with one of its prefixes, or holds one of its words.
+var logKinds = map[LogKind]struct{ prefixes, words []string }{
+	"logins":   {prefixes: []string{"session of ", "instructor's session "}, words: []string{" logged in with "}},
+	"refusals": {prefixes: []string{"refused ", "closed a connection "}},
+	"commands": {prefixes: []string{"lab room: "}},
+}
+
+// kindOf is the kind line is kept as ("other" for none of them).
+func kindOf(line string) LogKind {
+	for k, m := range logKinds {
+		for _, p := range m.prefixes {
+			if strings.HasPrefix(line, p) && (k != "logins" || strings.Contains(line, " ended")) {
+				return k
+			}
+		}
+		for _, w := range m.words {
+			if strings.Contains(line, w) {
+				return k
+			}
+		}
+	}
+	return "other"
 }
 
 // Valid reports whether k is a kind the log knows.
@@ -133,14 +161,8 @@ type Entry struct {
 // a flood of another kind hides nothing.
 func (r *Room) Log(ctx context.Context, n int, kind LogKind) ([]Entry, error) {
 	where, args := "", []any{}
-	for i, p := range logKinds[kind] {
-		if i == 0 {
-			where = " WHERE "
-		} else {
-			where += " OR "
-		}
-		where += "line LIKE ?"
-		args = append(args, p)
+	if kind != "" {
+		where, args = " WHERE kind=?", []any{string(kind)}
 	}
 	rows, err := r.DB.QueryContext(ctx, "SELECT at, server, line FROM (SELECT id, at, server, line FROM audit"+where+" ORDER BY id DESC LIMIT ?) t ORDER BY id", append(args, n)...)
 	if err != nil {

@@ -89,7 +89,33 @@ func open(ctx context.Context, server *sql.DB, dsn, name, self string, create bo
 			return nil, fmt.Errorf("room %s: %w", name, err)
 		}
 	}
+	if err := kindsApart(ctx, pool); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("room %s: %w", name, err)
+	}
 	return &Room{Name: name, DB: pool, Server: self}, nil
+}
+
+// kindsApart gives a room made before its log kept kinds apart the kind
+// column, each old line as the kind its words say.
+func kindsApart(ctx context.Context, db *sql.DB) error {
+	var n int
+	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA=DATABASE() AND TABLE_NAME='audit' AND COLUMN_NAME='kind'").Scan(&n); err != nil || n == 1 {
+		return err
+	}
+	if _, err := db.ExecContext(ctx, "ALTER TABLE audit ADD COLUMN kind VARCHAR(16) NOT NULL DEFAULT 'other', ADD KEY kind_id (kind, id)"); err != nil && services.Code(err) != 1060 {
+		return fmt.Errorf("give its log kinds: %w", err) // 1060: another server did it meanwhile
+	}
+	for _, u := range []string{
+		"UPDATE audit SET kind='logins' WHERE line LIKE '% logged in with %' OR line LIKE 'session of % ended%' OR line LIKE 'instructor''s session % ended%'",
+		"UPDATE audit SET kind='refusals' WHERE line LIKE 'refused %' OR line LIKE 'closed a connection %'",
+		"UPDATE audit SET kind='commands' WHERE line LIKE 'lab room: %'",
+	} {
+		if _, err := db.ExecContext(ctx, u); err != nil {
+			return fmt.Errorf("give its log kinds: %w", err)
+		}
+	}
+	return nil
 }
 
 // Close releases the pool.

@@ -24,3 +24,5 @@ var (
 	_ = catalog.Add("room %s: look up lesson %s: %w", "zh", "房间 %s：查找课程 %s：%s")
 	_ = catalog.Add("room %s: record lesson %s: %w", "zh", "房间 %s：记录课程 %s：%s")
 )
+
+var _ = catalog.Add("give its log kinds: %w", "zh", "给它的日志分类：%s")

@@ -37,11 +37,15 @@ CREATE TABLE IF NOT EXISTS screen (
 ;
 -- Who logged in, who was refused and why, sessions that ended, the
 -- instructor's commands: one line each, from every server of the room.
+-- Each kind (logins, refusals, commands, other) keeps its own newest
+-- lines: a flood of one kind never pushes another out.
 CREATE TABLE IF NOT EXISTS audit (
   id      BIGINT       NOT NULL AUTO_INCREMENT PRIMARY KEY,
   at      DATETIME(6)  NOT NULL,
   server  VARCHAR(128) NOT NULL,
-  line    VARCHAR(512) NOT NULL
+  line    VARCHAR(512) NOT NULL,
+  kind    VARCHAR(16)  NOT NULL DEFAULT 'other',
+  KEY kind_id (kind, id)
 ) ENGINE=InnoDB
 ;
 -- A participant's screen as last drawn, published by the server holding it
