@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"net/url"
 	"slices"
 	"sort"
 	"strconv"
@@ -16,18 +17,19 @@ import (
 	"github.com/rmlab/lab/internal/plain"
 	"github.com/rmlab/lab/internal/room"
 	"github.com/rmlab/lab/internal/services"
+	"github.com/rmlab/lab/internal/workshop"
 	"github.com/rmlab/lab/labs"
 )
 
 // roomFlags are what the instructor asks of the room.
 type roomFlags struct {
 	name, gotoLesson, to, say, end, reset, timer, kind string
-	log, json, csv                                     bool
+	log, json, csv, drop                               bool
 }
 
 func runRoom(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs, g := command("room", `usage: lab room --room NAME [--goto N [--to NAME]] [--say TEXT [--to NAME]] [--end NAME] [--reset NAME]
-                [--timer D|off] [--log [--kind logins|refusals|commands]] [--json|--csv] [flags]
+                [--timer D|off] [--log [--kind logins|refusals|commands]] [--json|--csv] [--drop] [flags]
 
 a workshop room's participants and polls, from its database; steers them on every server of it
 `, stderr)
@@ -37,7 +39,8 @@ a workshop room's participants and polls, from its database; steers them on ever
 	fs.StringVar(&f.to, "to", "", "only this participant (with --goto or --say)")
 	fs.StringVar(&f.say, "say", "", "a banner on every participant's screen until they dismiss it")
 	fs.StringVar(&f.end, "end", "", "end this participant's session")
-	fs.StringVar(&f.reset, "reset", "", "end this participant's session, clean their namespace and forget their progress")
+	fs.StringVar(&f.reset, "reset", "", "end this participant's session, clean their namespace, remove their logins and forget their progress")
+	fs.BoolVar(&f.drop, "drop", false, "end the class: every participant's session, namespace and logins, the presented lesson's, then the room itself")
 	fs.StringVar(&f.timer, "timer", "", "a countdown on every screen's header (10m; off takes it away)")
 	fs.BoolVar(&f.log, "log", false, "the room's log (logins, refusals, ends, commands): its newest 200 lines")
 	fs.StringVar(&f.kind, "kind", "", "with --log: only logins (and ends), refusals, or commands")
@@ -88,6 +91,9 @@ func cmdRoom(ctx context.Context, g globals, f roomFlags, stdout, stderr io.Writ
 			fmt.Fprintf(stdout, "%s  %-28s %s\n", e.At.Format(time.DateTime), e.Server, e.Line) // room.Log made them plain
 		}
 		return 0
+	}
+	if f.drop {
+		return roomDrop(ctx, g, svc, rm, stdout, stderr)
 	}
 	cmds, code := roomCommands(ctx, g, f, rm, stderr)
 	if code != 0 {
@@ -195,16 +201,84 @@ func roomReset(ctx context.Context, g globals, svc *services.Services, rm *room.
 	fmt.Fprintf(stdout, "ending %s's session, then cleaning namespace %s\n", who, who)
 	rm.Audit(ctx, "lab room: reset "+who)
 	cl := cleaner.New(ctx, svc, labs.BrokerNames(g.lessons), stdout)
-	err := rm.Reset(ctx, who, func(ctx context.Context, ns string) { cl.Namespace(ctx, services.Names{NS: ns}) })
+	logins := roomLogins(ctx, svc, rm)
+	forgot := true
+	err := rm.Reset(ctx, who, func(ctx context.Context, ns string) {
+		cl.Namespace(ctx, services.Names{NS: ns})
+		forgot = forgetLogins(ctx, logins, svc, ns, stdout)
+	})
 	cl.Close()
 	if err != nil {
 		fmt.Fprintln(stderr, "lab room:", err)
 		return 1
 	}
 	fmt.Fprintf(stdout, "%s starts afresh on their next ssh\n", who)
-	if cl.Failed() {
+	if cl.Failed() || !forgot {
 		return 1
 	}
+	return 0
+}
+
+// roomLogins is how this lab removes the room's participants' logins: as
+// its servers made them (a room whose servers had --broker-control
+// rabbitmqctl says so, and the broker is this machine's: the same here).
+func roomLogins(ctx context.Context, svc *services.Services, rm *room.Room) *workshop.Logins {
+	probe := svc
+	if v, _ := rm.Meta(ctx, "broker_control"); v == "rabbitmqctl" && svc.Config.BrokerControl == "" {
+		if u, err := url.Parse(svc.Config.AMQP); err == nil && services.IsLocal(u.Hostname()) {
+			cp := *svc
+			cp.Config.BrokerControl = "rabbitmqctl"
+			probe = &cp
+		}
+	}
+	return workshop.ProbeLogins(ctx, probe)
+}
+
+// forgetLogins removes participant ns's MySQL user, vhost and broker user,
+// saying so; false when one was left.
+func forgetLogins(ctx context.Context, logins *workshop.Logins, svc *services.Services, ns string, stdout io.Writer) bool {
+	if err := logins.Forget(ctx, svc, ns); err != nil {
+		fmt.Fprintf(stdout, "  left   %s's logins: %v\n", ns, err)
+		return false
+	}
+	fmt.Fprintf(stdout, "  removed %s's logins (MySQL user %s, vhost %s)\n", ns, services.ParticipantUser(ns), services.ParticipantVhost(ns))
+	return true
+}
+
+// roomDrop ends the class (lab room --drop): each participant's session
+// ends, their namespace is cleaned and their logins removed, the
+// presented lesson's namespace is cleaned, and the room's database goes.
+func roomDrop(ctx context.Context, g globals, svc *services.Services, rm *room.Room, stdout, stderr io.Writer) int {
+	names, err := rm.Names(ctx)
+	if err != nil {
+		fmt.Fprintln(stderr, "lab room:", err)
+		return 1
+	}
+	rm.Audit(ctx, "lab room: drop")
+	cl := cleaner.New(ctx, svc, labs.BrokerNames(g.lessons), stdout)
+	defer cl.Close()
+	logins := roomLogins(ctx, svc, rm)
+	left := false
+	for _, ns := range names {
+		err := rm.Reset(ctx, ns, func(ctx context.Context, ns string) {
+			cl.Namespace(ctx, services.Names{NS: ns})
+			left = !forgetLogins(ctx, logins, svc, ns, stdout) || left
+		})
+		if err != nil {
+			fmt.Fprintln(stderr, "lab room --drop:", err)
+			return 1
+		}
+	}
+	cl.Namespace(ctx, services.Names{NS: room.PresenterNamespace(rm.Name)})
+	if cl.Failed() || left {
+		fmt.Fprintf(stderr, "lab room --drop: the room %s is kept: some of its participants' things were left (above); run it again once they are free\n", rm.Name)
+		return 1
+	}
+	if err := rm.Drop(ctx, svc.MySQL); err != nil {
+		printErr(stderr, err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "dropped room %s: %d participant(s), their namespaces and logins, and database %s\n", rm.Name, len(names), room.DBName(rm.Name))
 	return 0
 }
 

@@ -111,3 +111,8 @@ var (
 // The instructor's room command.
 var _ = catalog.Add("no participant of that name in room %s (its participants: %s)", "zh", "房间 %s 里没有这个名字的参与者（它的参与者：%s）")
 var _ = catalog.Add("none yet", "zh", "还没有")
+var (
+	_ = catalog.Add("the room %s is kept: some of its participants' things were left (above); run it again once they are free", "zh", "房间 %s 保留着：它的参与者还有东西没删掉（见上）；等它们空出来后再运行一次")
+	_ = catalog.Add("removed the logins it made for %d participant(s) (MySQL users, vhosts)", "zh", "已删除它为 %s 位参与者创建的登录（MySQL 用户、vhost）")
+	_ = catalog.Add("some participants' logins were left (lab room --drop, or lab clean, removes them): %v", "zh", "有些参与者的登录没删掉（lab room --drop 或 lab clean 会删除它们）：%s")
+)

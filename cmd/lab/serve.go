@@ -20,7 +20,7 @@ import (
 
 const serveUsage = `usage: lab serve [--listen ADDR] [--advertise HOST:PORT] [--host-key FILE] [--seats N] [--password-file FILE | --password-env VAR]
                  [--participant-keys FILE] [--instructor-keys FILE] [--room NAME]
-                 [--idle D] [--login-timeout D] [--own-broker] [--lessons DIR] [service flags]
+                 [--idle D] [--login-timeout D] [--own-broker] [--keep-logins] [--lessons DIR] [service flags]
 
 Serves the lab's screen over SSH to a workshop: each participant runs
   ssh -p 2222 alice@HOST
@@ -56,6 +56,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	maxWorkers := fs.Int("max-workers", 8, "worker processes one participant may have alive (every lesson runs within 8: the replay test runs them all under it)")
 	ownBroker := fs.Bool("own-broker", false, "let participants' lessons start RabbitMQ nodes of their own (lesson 14's restart, lesson 19's three nodes: about 150 MB and seconds of a core per node)")
 	roomName := fs.String("room", "", "keep the room's state in MySQL (lab_room_NAME), shared by every lab serve of the room")
+	keepLogins := fs.Bool("keep-logins", false, "on stopping, keep the participants' MySQL users and vhosts for a class that resumes (lab room --drop removes them)")
 	if err := fs.Parse(interleave(fs, args)); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0 // asked for: the usage is the answer
@@ -198,6 +199,16 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintln(stderr, "lab serve: stopped: every session ended, told why, its workers gone")
+	if made := srv.Made(); len(made) > 0 && !*keepLogins {
+		// No participant's login outlives the class.
+		c, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		if err := srv.ForgetMade(c); err != nil {
+			fmt.Fprintf(stderr, "lab serve: some participants' logins were left (lab room --drop, or lab clean, removes them): %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stderr, "lab serve: removed the logins it made for %d participant(s) (MySQL users, vhosts)\n", len(made))
+	}
 	return 0
 }
 

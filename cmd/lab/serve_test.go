@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -15,7 +16,9 @@ import (
 
 	gossh "golang.org/x/crypto/ssh"
 
+	"github.com/rmlab/lab/internal/broker"
 	"github.com/rmlab/lab/internal/labtest"
+	"github.com/rmlab/lab/internal/room"
 	"github.com/rmlab/lab/internal/services"
 )
 
@@ -445,5 +448,92 @@ func TestServeSaysTheAdvertisedAddressParticipantsReach(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "participants run: ssh -p 12222 NAME@HOST") {
 		t.Errorf("the log does not name the advertised port:\n%s", out.String())
+	}
+}
+
+// A class run as the workshop guide ends it, with the lab alone: lab
+// serve (as the guide writes it) with a participant who ran a lesson's
+// reset, Ctrl-C, then lab room --drop as the guide writes it. Afterwards
+// nothing of the room is left: no participant's MySQL user, vhost,
+// database or Redis key, no room database.
+func TestAClassEndedAsTheGuideWritesItLeavesNothingOfTheRoom(t *testing.T) {
+	env := labtest.Connect(t)
+	rm, alice := env.NS, env.Derived("cl")
+	var serveLine, dropLine string
+	for _, l := range shLines(t, "../../docs/workshop.md") {
+		switch {
+		case strings.HasPrefix(l.text, "lab serve ") && strings.Contains(l.text, "--broker-control"):
+			serveLine = l.text
+		case strings.Contains(l.text, "--drop"):
+			dropLine = l.text
+		}
+	}
+	if serveLine == "" || dropLine == "" {
+		t.Fatalf("docs/workshop.md no longer ends a class with lab serve … --broker-control and lab room … --drop")
+	}
+	addr := freePort(t)
+	pwFile := filepath.Join(t.TempDir(), "pw")
+	if err := os.WriteFile(pwFile, []byte("pw-two\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	as := func(line string) []string {
+		w := words(line)[1:] // the lab itself is labBin
+		for i, a := range w {
+			a = strings.ReplaceAll(a, "monday", rm)
+			a = strings.ReplaceAll(a, "0.0.0.0:2222", addr)
+			w[i] = strings.ReplaceAll(a, "~/.workshop-password", pwFile)
+		}
+		return w
+	}
+	serve := exec.Command(labBin(t), as(serveLine)...)
+	serve.Env = append(os.Environ(), "XDG_STATE_HOME="+t.TempDir())
+	var out syncBuf
+	serve.Stdout, serve.Stderr = &out, &out
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { serve.Process.Kill(); serve.Wait() })
+	sshEnter(t, addr, alice) // lesson 1's first step: its reset makes her databases
+	db := env.Svc.MySQL
+	count := func(q string, args ...any) int {
+		var n int
+		if err := db.QueryRow(q, args...).Scan(&n); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		return n
+	}
+	theirs := "SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME IN (?, ?, ?)"
+	dbs := []any{services.Names{NS: alice}.Name(services.IdempotencyDB), services.Names{NS: alice}.Name(services.OutboxDB), room.DBName(rm)}
+	for deadline := time.Now().Add(30 * time.Second); count(theirs, dbs...) < 2; time.Sleep(300 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the participant's reset made no database:\n%s", out.String())
+		}
+	}
+	users := "SELECT COUNT(*) FROM mysql.user WHERE User=?"
+	if count(users, services.ParticipantUser(alice)) != 1 {
+		t.Fatalf("the participant has no MySQL user of their own:\n%s", out.String())
+	}
+	ctx := context.Background()
+	if ok, _ := broker.VhostExists(ctx, env.Config().AMQP, services.ParticipantVhost(alice)); !ok {
+		t.Fatalf("the participant has no vhost of their own:\n%s", out.String())
+	}
+	serve.Process.Signal(os.Interrupt) // Ctrl-C
+	if err := serve.Wait(); err != nil || !strings.Contains(out.String(), "removed the logins it made for 1 participant") {
+		t.Fatalf("lab serve after Ctrl-C: %v\n%s", err, out.String())
+	}
+	if o, e, code := runLab(t, as(dropLine)...); code != 0 || !strings.Contains(o, "dropped room "+rm) {
+		t.Fatalf("%s: exit %d\n%s%s", dropLine, code, o, e)
+	}
+	if n := count(theirs, dbs...); n != 0 {
+		t.Errorf("%d of the room's databases are left", n)
+	}
+	if count(users, services.ParticipantUser(alice)) != 0 {
+		t.Errorf("the participant's MySQL user is left")
+	}
+	if ok, err := broker.VhostExists(ctx, env.Config().AMQP, services.ParticipantVhost(alice)); ok || err != nil {
+		t.Errorf("the participant's vhost is left (%v)", err)
+	}
+	if keys, err := env.Svc.Redis.Keys(ctx, "lab_"+alice+":*").Result(); err != nil || len(keys) > 0 {
+		t.Errorf("the participant's Redis keys are left: %v (%v)", keys, err)
 	}
 }

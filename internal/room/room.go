@@ -623,3 +623,53 @@ func (r *Room) Lesson(ctx context.Context, idOrNumber string) (string, error) {
 	}
 	return id, nil
 }
+
+// SetMeta records what the room's servers tell its instructor's lab.
+func (r *Room) SetMeta(ctx context.Context, k, v string) error {
+	if _, err := r.DB.ExecContext(ctx, "REPLACE INTO meta (k, v) VALUES (?, ?)", k, v); err != nil {
+		return fmt.Errorf("room %s: record %s: %w", r.Name, k, err)
+	}
+	return nil
+}
+
+// Meta is what a server of the room recorded under k ("" for nothing).
+func (r *Room) Meta(ctx context.Context, k string) (string, error) {
+	var v string
+	err := r.DB.QueryRowContext(ctx, "SELECT v FROM meta WHERE k=?", k).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("room %s: read %s: %w", r.Name, k, err)
+	}
+	return v, nil
+}
+
+// Names is everyone the room has seen: a participant's row or a screen
+// claim (a name whose progress was never saved).
+func (r *Room) Names(ctx context.Context) ([]string, error) {
+	rows, err := r.DB.QueryContext(ctx, "SELECT name FROM participant UNION SELECT name FROM screen ORDER BY name")
+	if err != nil {
+		return nil, fmt.Errorf("room %s: read its participants: %w", r.Name, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, rows.Err()
+}
+
+// Drop removes the room's database (only one the lab made); its
+// participants' namespaces and logins are the caller's to remove first.
+func (r *Room) Drop(ctx context.Context, server *sql.DB) error {
+	r.DB.Close()
+	if _, err := services.DropOwned(ctx, server, DBName(r.Name)); err != nil {
+		return err
+	}
+	return nil
+}

@@ -26,3 +26,9 @@ var (
 )
 
 var _ = catalog.Add("give its log kinds: %w", "zh", "给它的日志分类：%s")
+
+var (
+	_ = catalog.Add("room %s: record %s: %w", "zh", "房间 %s：记录 %s：%s")
+	_ = catalog.Add("room %s: read %s: %w", "zh", "房间 %s：读取 %s：%s")
+	_ = catalog.Add("room %s: read its participants: %w", "zh", "房间 %s：读取参与者：%s")
+)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"sort"
+	"sync"
 	"time"
 
 	"github.com/rmlab/lab/internal/broker"
@@ -30,6 +32,9 @@ type Logins struct {
 	mysql  bool
 	broker broker.Users
 	why    []string // what is shared, and why
+
+	mu   sync.Mutex
+	made map[string]bool // the namespaces this server made logins for
 }
 
 // ProbeLogins finds out whether the lab's logins may make participants'
@@ -89,6 +94,12 @@ func (l *Logins) Own(ctx context.Context, svc *services.Services, ns string) (*s
 	}
 	c, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
+	l.mu.Lock()
+	if l.made == nil {
+		l.made = map[string]bool{}
+	}
+	l.made[ns] = true // before they are made: a half-made pair is removed too
+	l.mu.Unlock()
 	out := svc
 	closeDB := func() {}
 	if l.mysql {
@@ -206,4 +217,36 @@ func (s *Server) owner() string {
 		return "room " + rm.Name
 	}
 	return "workshop"
+}
+
+// Made is every namespace this server made logins for, sorted.
+func (l *Logins) Made() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for ns := range l.made {
+		out = append(out, ns)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Made is every namespace this server made participants' logins for.
+func (s *Server) Made() []string { return s.logins.Made() }
+
+// ForgetMade removes every login this server made (lab serve stopping:
+// a participant's MySQL user, vhost and broker user outlive no class),
+// and says which it could not.
+func (s *Server) ForgetMade(ctx context.Context) error {
+	var errs []error
+	for _, ns := range s.logins.Made() {
+		if err := s.logins.Forget(ctx, s.cfg.Services, ns); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", ns, err))
+			continue
+		}
+		s.logins.mu.Lock()
+		delete(s.logins.made, ns)
+		s.logins.mu.Unlock()
+	}
+	return errors.Join(errs...)
 }

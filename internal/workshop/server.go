@@ -236,6 +236,14 @@ func (s *Server) keepLessons(ctx context.Context, r *room.Room) {
 	if err := r.KeepLessons(c, ids); err != nil {
 		s.logf("%v", err)
 	}
+	// How this server makes participants' broker logins: lab room --reset
+	// and --drop remove them the same way (with their own rabbitmqctl: a
+	// command is never read out of a table).
+	if s.cfg.Services.Config.BrokerControl == "rabbitmqctl" {
+		if err := r.SetMeta(c, "broker_control", "rabbitmqctl"); err != nil {
+			s.logf("%v", err)
+		}
+	}
 }
 
 // presenterNS is where this server's presented lesson runs.

@@ -66,3 +66,11 @@ CREATE TABLE IF NOT EXISTS lesson (
   number  INT          NOT NULL,
   server  VARCHAR(128) NOT NULL
 ) ENGINE=InnoDB
+;
+-- What the room's servers tell its instructor's lab: how they made the
+-- participants' broker logins (broker_control), so lab room --reset and
+-- --drop remove them the same way with no extra flag.
+CREATE TABLE IF NOT EXISTS meta (
+  k  VARCHAR(32)  NOT NULL PRIMARY KEY,
+  v  VARCHAR(255) NOT NULL
+) ENGINE=InnoDB
