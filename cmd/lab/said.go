@@ -116,3 +116,7 @@ var (
 	_ = catalog.Add("removed the logins it made for %d participant(s) (MySQL users, vhosts)", "zh", "已删除它为 %s 位参与者创建的登录（MySQL 用户、vhost）")
 	_ = catalog.Add("some participants' logins were left (lab room --drop, or lab clean, removes them): %v", "zh", "有些参与者的登录没删掉（lab room --drop 或 lab clean 会删除它们）：%s")
 )
+var (
+	_ = catalog.Add("participants would share the lab's own logins, so any of them could read and change another's data:", "zh", "参与者将共用实验室自己的登录，任何人都能读取和修改别人的数据：")
+	_ = catalog.Add("fix: give the lab's logins what the lines above ask, or --share-logins to accept it (a class that trusts itself)", "zh", "解决办法：按上面几行的要求给实验室的登录相应权限，或用 --share-logins 接受共用（彼此信任的班级）")
+)

@@ -20,7 +20,7 @@ import (
 
 const serveUsage = `usage: lab serve [--listen ADDR] [--advertise HOST:PORT] [--host-key FILE] [--seats N] [--password-file FILE | --password-env VAR]
                  [--participant-keys FILE] [--instructor-keys FILE] [--room NAME]
-                 [--idle D] [--login-timeout D] [--own-broker] [--keep-logins] [--lessons DIR] [service flags]
+                 [--idle D] [--login-timeout D] [--own-broker] [--share-logins] [--keep-logins] [--lessons DIR] [service flags]
 
 Serves the lab's screen over SSH to a workshop: each participant runs
   ssh -p 2222 alice@HOST
@@ -56,6 +56,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	maxWorkers := fs.Int("max-workers", 8, "worker processes one participant may have alive (every lesson runs within 8: the replay test runs them all under it)")
 	ownBroker := fs.Bool("own-broker", false, "let participants' lessons start RabbitMQ nodes of their own (lesson 14's restart, lesson 19's three nodes: about 150 MB and seconds of a core per node)")
 	roomName := fs.String("room", "", "keep the room's state in MySQL (lab_room_NAME), shared by every lab serve of the room")
+	shareLogins := fs.Bool("share-logins", false, "serve even where participants can only share the lab's own MySQL or RabbitMQ login (a class that trusts itself)")
 	keepLogins := fs.Bool("keep-logins", false, "on stopping, keep the participants' MySQL users and vhosts for a class that resumes (lab room --drop removes them)")
 	if err := fs.Parse(interleave(fs, args)); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -158,6 +159,17 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, "lab serve:", err)
 		return 1
+	}
+	if shared := srv.Shared(); len(shared) > 0 && !*shareLogins {
+		// Handing out the lab's own logins lets one participant read and
+		// purge another's queues and rows: not without being asked.
+		fmt.Fprintf(stderr, "lab serve: participants would share the lab's own logins, so any of them could read and change another's data:\n")
+		for _, w := range shared {
+			fmt.Fprintf(stderr, "  %s\n", w)
+		}
+		fmt.Fprintf(stderr, "  fix: give the lab's logins what the lines above ask, or --share-logins to accept it (a class that trusts itself)\n")
+		srv.Shutdown(context.Background())
+		return 2
 	}
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {

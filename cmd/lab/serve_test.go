@@ -46,7 +46,7 @@ func TestLabRoomResetEndsTheSessionCleansTheNamespaceAndForgetsTheProgress(t *te
 	env := labtest.Connect(t)
 	rm, alice := env.NS, env.Derived("al") // the room and its participant
 	addr := freePort(t)
-	serve := exec.Command(labBin(t), "serve", "--listen", addr, "--room", rm, "--seats", "2")
+	serve := exec.Command(labBin(t), "serve", "--listen", addr, "--room", rm, "--seats", "2", "--share-logins")
 	serve.Env = append(os.Environ(), "LAB_WORKSHOP_PASSWORD=pw-reset", "XDG_STATE_HOME="+t.TempDir())
 	var serveOut syncBuf
 	serve.Stdout, serve.Stderr = &serveOut, &serveOut
@@ -137,7 +137,9 @@ func startServe(t *testing.T, name, state string) string {
 func runServe(t *testing.T, env []string, args ...string) (string, *syncBuf) {
 	t.Helper()
 	addr := freePort(t)
-	serve := exec.Command(labBin(t), append([]string{"serve", "--listen", addr}, args...)...)
+	// --share-logins: where this machine cannot give participants logins
+	// of their own, these tests are about something else.
+	serve := exec.Command(labBin(t), append([]string{"serve", "--listen", addr, "--share-logins"}, args...)...)
 	serve.Env = append(os.Environ(), env...)
 	out := &syncBuf{}
 	serve.Stdout, serve.Stderr = out, out
@@ -251,7 +253,7 @@ func TestServeStartsWithItsDefaultsAndWorkersNeverSeeThePassword(t *testing.T) {
 	alice := env.Derived("pw")
 	addr := freePort(t)
 	const secretPW = "s3cret-workshop-pw"
-	serve := exec.Command(labBin(t), "serve", "--listen", addr, "--password-env", "LAB_TEST_WS_PW",
+	serve := exec.Command(labBin(t), "serve", "--listen", addr, "--password-env", "LAB_TEST_WS_PW", "--share-logins",
 		"--lessons", "../../ui/testdata/worker-lessons")
 	serve.Env = append(os.Environ(), "LAB_TEST_WS_PW="+secretPW, "XDG_STATE_HOME="+t.TempDir())
 	var out syncBuf
@@ -390,7 +392,7 @@ func TestServeReadsThePasswordFromAFile(t *testing.T) {
 	if _, errOut, code := runLab(t, "serve", "--listen", addr, "--password-file", empty); code != 2 || !strings.Contains(errOut, "first line is empty") {
 		t.Fatalf("an empty password file: exit %d\n%s", code, errOut)
 	}
-	serve := exec.Command(labBin(t), "serve", "--listen", addr, "--password-file", file)
+	serve := exec.Command(labBin(t), "serve", "--listen", addr, "--password-file", file, "--share-logins")
 	serve.Env = append(os.Environ(), "XDG_STATE_HOME="+t.TempDir())
 	var out syncBuf
 	serve.Stdout, serve.Stderr = &out, &out
@@ -535,5 +537,29 @@ func TestAClassEndedAsTheGuideWritesItLeavesNothingOfTheRoom(t *testing.T) {
 	}
 	if keys, err := env.Svc.Redis.Keys(ctx, "lab_"+alice+":*").Result(); err != nil || len(keys) > 0 {
 		t.Errorf("the participant's Redis keys are left: %v (%v)", keys, err)
+	}
+}
+
+// Where participants could only share the lab's own logins (no management
+// API, no --broker-control: every participant's workers would get the
+// broker's administrator), lab serve refuses to start, saying why and how
+// to fix it; --share-logins accepts it.
+func TestServeRefusesToHandOutTheLabsOwnLoginsUnlessTold(t *testing.T) {
+	env := []string{"LAB_WORKSHOP_PASSWORD=pw", "XDG_STATE_HOME=" + t.TempDir(), "LAB_BROKER_CONTROL=", "LAB_MANAGEMENT_URL=http://127.0.0.1:1/"}
+	cmd := exec.Command(labBin(t), "serve", "--listen", freePort(t))
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if code := cmd.ProcessState.ExitCode(); code != 2 || !strings.Contains(string(out), "would share the lab's own logins") ||
+		!strings.Contains(string(out), "RabbitMQ") || !strings.Contains(string(out), "--share-logins") {
+		t.Fatalf("lab serve with only the lab's own broker login to give: exit %d (%v)\n%s", code, err, out)
+	}
+	addr, log := runServe(t, env) // runServe passes --share-logins
+	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(log.String(), "participants run: ssh"); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("lab serve --share-logins at %s did not start:\n%s", addr, log.String())
+		}
+	}
+	if !strings.Contains(log.String(), "WARNING") {
+		t.Errorf("lab serve --share-logins does not warn that logins are shared:\n%s", log.String())
 	}
 }

@@ -231,6 +231,10 @@ func (l *Logins) Made() []string {
 	return out
 }
 
+// Shared is what this server's participants would share with the lab's own
+// logins, and why (nothing when each has their own).
+func (s *Server) Shared() []string { return s.logins.Shared() }
+
 // Made is every namespace this server made participants' logins for.
 func (s *Server) Made() []string { return s.logins.Made() }
 
