@@ -56,7 +56,7 @@ func TestNothingFromTheRoomsTablesReachesTheInstructorsTerminalRaw(t *testing.T)
 		"n\x1b]2;t\x07\u009b2Jx", "s\x1b[2J"+"\u202ev", "l\x1b]52;c;eA==\x07", "v"+hostile, string(prog)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := env.Svc.MySQL.ExecContext(ctx, "INSERT INTO "+db+".audit (at, server, line) VALUES (NOW(6), ?, ?)", "s\x1b]2;t\x07", "refused "+hostile); err != nil {
+	if _, err := env.Svc.MySQL.ExecContext(ctx, "INSERT INTO "+db+".audit (at, server, line, kind) VALUES (NOW(6), ?, ?, 'refusals')", "s\x1b]2;t\x07", "refused "+hostile); err != nil {
 		t.Fatal(err)
 	}
 	for _, args := range [][]string{{}, {"--json"}, {"--csv"}, {"--log"}, {"--log", "--kind", "refusals"}} {
