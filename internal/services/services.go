@@ -32,6 +32,9 @@ type Services struct {
 	Names  Names
 	MySQL  *sql.DB
 	Redis  *redis.Client
+	// RedisAdmin, when set, is the lab's own Redis login, for a reset's
+	// SCAN of a namespace's keys (a participant's user, Redis, may not).
+	RedisAdmin *redis.Client
 	// AMQP is dialled per use (each worker and step has its own connection);
 	// Services keeps only a probe result.
 	Info Info
@@ -455,8 +458,9 @@ func IsLocal(h string) bool {
 }
 
 func (s *Services) connectRedis(ctx context.Context) error {
-	cl := redis.NewClient(&redis.Options{Addr: s.Config.Redis, DialTimeout: DialTimeout,
-		ReadTimeout: 3 * time.Second, WriteTimeout: 3 * time.Second, MaxRetries: -1})
+	o := RedisOptions(s.Config.Redis) // a participant's carries their user
+	o.ReadTimeout, o.WriteTimeout = 3*time.Second, 3*time.Second
+	cl := redis.NewClient(o)
 	c, cancel := context.WithTimeout(ctx, DialTimeout+time.Second)
 	defer cancel()
 	info, err := cl.Info(c, "server").Result()
@@ -520,9 +524,13 @@ func versionPatch(v string) int {
 // shared Redis is not stalled) and returns how many it deleted.
 func (s *Services) DeleteRedisKeys(ctx context.Context, pattern string) (int, error) {
 	n := 0
-	iter := s.Redis.Scan(ctx, 0, pattern, 200).Iterator()
+	cl := s.Redis
+	if s.RedisAdmin != nil {
+		cl = s.RedisAdmin // a participant's user may not SCAN: it would list everyone's keys
+	}
+	iter := cl.Scan(ctx, 0, pattern, 200).Iterator()
 	for iter.Next(ctx) {
-		if err := s.Redis.Del(ctx, iter.Val()).Err(); err != nil {
+		if err := cl.Del(ctx, iter.Val()).Err(); err != nil {
 			return n, err
 		}
 		n++

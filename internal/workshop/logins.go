@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/rmlab/lab/internal/broker"
 	"github.com/rmlab/lab/internal/services"
 )
@@ -30,6 +32,7 @@ const PerParticipantConnections = 24
 // and why not where it cannot (decided once, at start).
 type Logins struct {
 	mysql  bool
+	redis  bool // Redis ACL users (Redis 6+)
 	broker broker.Users
 	why    []string // what is shared, and why
 
@@ -62,6 +65,13 @@ func ProbeLogins(ctx context.Context, svc *services.Services) *Logins {
 	} else {
 		l.broker = users
 	}
+	if svc.Redis != nil {
+		if err := services.RedisUsersAllowed(c, svc.Redis); err != nil {
+			l.why = append(l.why, "Redis: participants' workers share one Redis login, every key of every participant theirs to read and delete ("+err.Error()+"); give the lab's login ACL (Redis 6 or later, the default user has it) so each has a user of their own")
+		} else {
+			l.redis = true
+		}
+	}
 	return l
 }
 
@@ -78,6 +88,9 @@ func (l *Logins) Describe() []string {
 	if l.broker != nil {
 		out = append(out, "each participant's lessons run in a RabbitMQ vhost of their own (rmlab_NAME), made through "+l.broker.Via())
 	}
+	if l.redis {
+		out = append(out, "each participant's workers use a Redis user of their own (rmlab_NAME_p), allowed their own keys and the lessons' commands only")
+	}
 	for _, w := range l.why {
 		out = append(out, "WARNING "+w)
 	}
@@ -89,7 +102,7 @@ func (l *Logins) Describe() []string {
 // opened. Where the server cannot (Describe says why), svc is returned as
 // it is.
 func (l *Logins) Own(ctx context.Context, svc *services.Services, ns string) (*services.Services, func(), error) {
-	if !l.mysql && l.broker == nil {
+	if !l.mysql && l.broker == nil && !l.redis {
 		return svc, func() {}, nil
 	}
 	c, cancel := context.WithTimeout(ctx, 20*time.Second)
@@ -129,7 +142,22 @@ func (l *Logins) Own(ctx context.Context, svc *services.Services, ns string) (*s
 		}
 		out.Config.AMQP = u
 	}
-	return out, closeDB, nil
+	closeAll := closeDB
+	if l.redis && svc.Redis != nil {
+		addr, err := services.MakeRedisUser(c, svc.Redis, svc.Config.Redis, ns)
+		if err != nil {
+			closeDB()
+			return nil, nil, fmt.Errorf("your Redis user: %w", err)
+		}
+		if out == svc {
+			cp := *svc
+			out = &cp
+		}
+		rc := redis.NewClient(services.RedisOptions(addr))
+		out.Config.Redis, out.Redis, out.RedisAdmin = addr, rc, svc.Redis
+		closeAll = func() { rc.Close(); closeDB() }
+	}
+	return out, closeAll, nil
 }
 
 // participantBroker makes ns's vhost and user (a new password each time)
@@ -177,6 +205,9 @@ func (l *Logins) Forget(ctx context.Context, svc *services.Services, ns string) 
 	if l.broker != nil {
 		_, err := l.broker.DeleteVhost(ctx, services.ParticipantVhost(ns))
 		errs = append(errs, err, l.broker.Delete(ctx, services.ParticipantUser(ns)))
+	}
+	if l.redis && svc.Redis != nil {
+		errs = append(errs, services.DropRedisUser(ctx, svc.Redis, ns))
 	}
 	return errors.Join(errs...)
 }

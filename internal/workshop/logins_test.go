@@ -123,6 +123,29 @@ func TestAParticipantsLoginsReachTheirOwnDataOnly(t *testing.T) {
 		}
 	}
 
+	// Redis: his keys and the lessons' commands only. A user of his own
+	// (the default user would reach everyone's keys and every command).
+	if !strings.Contains(bob.Config.Redis, services.RedisUser(bn)+":") || bob.Redis == nil {
+		t.Fatalf("bob's Redis address is not his own user's")
+	}
+	own, others := "lab_"+bn+":dedup:k", "lab_"+an+":dedup:k"
+	svc.Redis.Set(ctx, others, "alice's", time.Minute)
+	defer svc.Redis.Del(context.Background(), own, others)
+	for _, cmd := range [][]any{{"SET", own, "1", "NX", "EX", "60"}, {"GET", own}, {"EXISTS", own}, {"EXPIRE", own, "30"}, {"TTL", own}, {"DEL", own}} {
+		if err := bob.Redis.Do(ctx, cmd...).Err(); err != nil && err.Error() != "redis: nil" {
+			t.Errorf("bob's Redis user was refused %v: %v", cmd, err)
+		}
+	}
+	for _, cmd := range [][]any{{"GET", others}, {"DEL", others}, {"SET", "lab:x", "1"}, {"SCAN", "0"}, {"KEYS", "*"}, {"FLUSHALL"},
+		{"CONFIG", "GET", "*"}, {"ACL", "LIST"}, {"CLIENT", "LIST"}, {"EVAL", "return 1", "0"}, {"SUBSCRIBE", "x"}} {
+		if err := bob.Redis.Do(ctx, cmd...).Err(); err == nil || !strings.Contains(err.Error(), "NOPERM") {
+			t.Errorf("bob's Redis user may %v (%v)", cmd, err)
+		}
+	}
+	if v, _ := svc.Redis.Get(ctx, others).Result(); v != "alice's" {
+		t.Errorf("alice's key changed under bob: %q", v)
+	}
+
 	// The room's reset of alice removes her logins.
 	alice.in.Write([]byte("q"))
 	alice.ended(t)
@@ -137,6 +160,12 @@ func TestAParticipantsLoginsReachTheirOwnDataOnly(t *testing.T) {
 	}
 	if ok, _ := broker.VhostExists(ctx, svc.Config.AMQP, services.ParticipantVhost(an)); ok || users != 0 {
 		t.Errorf("after alice's reset: vhost left %v, MySQL users %d; the cleaner said:\n%s", ok, users, out.String())
+	}
+	if err := logins.Forget(ctx, svc, bn); err != nil {
+		t.Fatal(err)
+	}
+	if u, err := svc.Redis.Do(ctx, "ACL", "GETUSER", services.RedisUser(bn)).Result(); u != nil {
+		t.Errorf("bob's Redis user is left after his logins were removed: %v (%v)", u, err)
 	}
 }
 

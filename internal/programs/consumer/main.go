@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/rmlab/lab/internal/secret"
 	"github.com/rmlab/lab/internal/services"
 	"github.com/rmlab/lab/internal/worker"
 )
@@ -216,11 +217,11 @@ func Open(ctx context.Context, cfg services.Config, o Options) (*Consumer, func(
 		RedisKey: func(consumer, key string) string { return RedisKey(cfg.Namespace, consumer, key) }}
 	closeAll := func() { db.Close() }
 	if o.Strategy.usesRedis() {
-		rc := redis.NewClient(&redis.Options{Addr: cfg.Redis, DialTimeout: services.DialTimeout, MaxRetries: -1})
+		rc := redis.NewClient(services.RedisOptions(cfg.Redis))
 		if err := rc.Ping(pc).Err(); err != nil {
 			rc.Close()
 			db.Close()
-			return nil, nil, fmt.Errorf("strategy %s needs Redis, which does not answer at %s: %v (start it, or set LAB_REDIS_ADDR)", o.Strategy, cfg.Redis, err)
+			return nil, nil, fmt.Errorf("strategy %s needs Redis, which does not answer at %s: %v (start it, or set LAB_REDIS_ADDR)", o.Strategy, secret.Addr(cfg.Redis), err)
 		}
 		c.Redis = rc
 		closeAll = func() { rc.Close(); db.Close() }
