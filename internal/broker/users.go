@@ -41,11 +41,31 @@ type Users interface {
 	// with everything in it, and says whether there was one.
 	AddVhost(ctx context.Context, vhost string) error
 	DeleteVhost(ctx context.Context, vhost string) (bool, error)
-	// AddLogin makes vhost (if missing) and user name in it, with tags and
-	// permissions p there. The login may take a moment to work after it
-	// returns (rabbitmqctl imports them in the background).
-	AddLogin(ctx context.Context, vhost, name, password, tags string, p Permissions) error
+	// AddLogin makes vhost (if missing, with limits lim: a zero field is
+	// none) and user name in it, with tags and permissions p there. The
+	// login may take a moment to work after it returns (rabbitmqctl
+	// imports them in the background).
+	AddLogin(ctx context.Context, vhost, name, password, tags string, p Permissions, lim Limits) error
 	Via() string
+}
+
+// Limits bound what one vhost may hold (RabbitMQ's vhost limits): a
+// participant's workers cannot take the broker's connections or fill it
+// with queues.
+type Limits struct {
+	MaxConnections, MaxQueues int
+}
+
+// value is lim as the broker's vhost-limits parameter.
+func (lim Limits) value() map[string]int {
+	v := map[string]int{}
+	if lim.MaxConnections > 0 {
+		v["max-connections"] = lim.MaxConnections
+	}
+	if lim.MaxQueues > 0 {
+		v["max-queues"] = lim.MaxQueues
+	}
+	return v
 }
 
 // ManagementUsers adds users through the management HTTP API (its user
@@ -94,9 +114,14 @@ func (u mgmtUsers) Delete(ctx context.Context, name string) error {
 	return u.do(ctx, http.MethodDelete, "/api/users/"+url.PathEscape(name), nil)
 }
 
-func (u mgmtUsers) AddLogin(ctx context.Context, vhost, name, password, tags string, p Permissions) error {
+func (u mgmtUsers) AddLogin(ctx context.Context, vhost, name, password, tags string, p Permissions, lim Limits) error {
 	if err := u.AddVhost(ctx, vhost); err != nil {
 		return err
+	}
+	for k, v := range lim.value() {
+		if err := u.do(ctx, http.MethodPut, "/api/vhost-limits/"+url.PathEscape(vhost)+"/"+k, map[string]int{"value": v}); err != nil {
+			return fmt.Errorf("limit vhost %s: %w", vhost, err)
+		}
 	}
 	return u.Add(ctx, name, password, tags, vhost, p)
 }
@@ -141,15 +166,15 @@ func (c ctlUsers) run(ctx context.Context, stdin string, args ...string) error {
 // set_permissions: each rabbitmqctl run starts a VM, and three of them
 // took past 20 s on a loaded machine.
 func (c ctlUsers) Add(ctx context.Context, name, password, tags, vhost string, p Permissions) error {
-	return c.AddLogin(ctx, vhost, name, password, tags, p)
+	return c.AddLogin(ctx, vhost, name, password, tags, p, Limits{})
 }
 
 // AddLogin imports the vhost, user and permissions as definitions, one
 // rabbitmqctl for every login asked for meanwhile: a class logging in at
 // once cost 40 × 4 rabbitmqctl runs (each starts a VM), and screens waited
 // past 30 s.
-func (c ctlUsers) AddLogin(ctx context.Context, vhost, name, password, tags string, p Permissions) error {
-	return importerFor(string(c)).add(ctx, login{vhost, name, password, tags, p})
+func (c ctlUsers) AddLogin(ctx context.Context, vhost, name, password, tags string, p Permissions, lim Limits) error {
+	return importerFor(string(c)).add(ctx, login{vhost, name, password, tags, p, lim})
 }
 
 func (c ctlUsers) AddVhost(ctx context.Context, vhost string) error {
@@ -249,6 +274,7 @@ func VhostExists(ctx context.Context, amqpURL, vhost string) (bool, error) {
 type login struct {
 	vhost, name, password, tags string
 	p                           Permissions
+	lim                         Limits
 }
 
 // importer runs rabbitmqctl import_definitions for the logins asked for
@@ -342,10 +368,17 @@ func definitions(ls []login) []byte {
 		Write     string `json:"write"`
 		Read      string `json:"read"`
 	}
+	type param struct {
+		Vhost     string         `json:"vhost"`
+		Component string         `json:"component"`
+		Name      string         `json:"name"`
+		Value     map[string]int `json:"value"`
+	}
 	var d struct {
 		Users       []user  `json:"users"`
 		Vhosts      []vhost `json:"vhosts"`
 		Permissions []perm  `json:"permissions"`
+		Parameters  []param `json:"parameters,omitempty"`
 	}
 	for _, l := range ls {
 		salt := make([]byte, 4)
@@ -358,6 +391,9 @@ func definitions(ls []login) []byte {
 		d.Users = append(d.Users, user{l.name, base64.StdEncoding.EncodeToString(append(salt, sum[:]...)), "rabbit_password_hashing_sha256", tags})
 		d.Vhosts = append(d.Vhosts, vhost{l.vhost})
 		d.Permissions = append(d.Permissions, perm{l.name, l.vhost, l.p.Configure, l.p.Write, l.p.Read})
+		if v := l.lim.value(); len(v) > 0 {
+			d.Parameters = append(d.Parameters, param{l.vhost, "vhost-limits", "limits", v})
+		}
 	}
 	b, _ := json.Marshal(d)
 	return b

@@ -183,3 +183,33 @@ func TestOneConnectionsSessionsAndTheirEnvAreBoundedTogether(t *testing.T) {
 		}
 	}
 }
+
+// A subsystem (sftp) or X11 request is refused with a log line, once per
+// connection; it used to be refused with none.
+func TestASubsystemRequestIsRefusedAndLogged(t *testing.T) {
+	var log syncLog
+	addr, _ := start(t, workshop.Config{Seats: 2, Log: &log})
+	c, err := dial(addr, who(t, "sf"), password)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for i := 0; i < 3; i++ {
+		s, err := c.NewSession()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RequestSubsystem("sftp"); err == nil {
+			t.Error("an sftp subsystem was granted")
+		}
+		s.Close()
+	}
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(log.String(), "a subsystem request"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no log line for the refused subsystem:\n%s", log.String())
+		}
+	}
+	if n := strings.Count(log.String(), "a subsystem request"); n != 1 {
+		t.Errorf("%d log lines for one connection's subsystem requests, want 1", n)
+	}
+}

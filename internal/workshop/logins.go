@@ -28,6 +28,12 @@ import (
 // counts 8), so a participant's session can never take the server's.
 const PerParticipantConnections = 24
 
+// ParticipantVhostLimits bound a participant's vhost: the busiest lesson
+// holds a dozen connections (lesson 19's workers, the screen's reader) and
+// declares fewer than ten queues, so a runaway loop of theirs stops at the
+// broker's limit, not at the class's broker.
+var ParticipantVhostLimits = broker.Limits{MaxConnections: 64, MaxQueues: 64}
+
 // Logins says whether a server gives participants logins of their own,
 // and why not where it cannot (decided once, at start).
 type Logins struct {
@@ -166,7 +172,7 @@ func participantBroker(ctx context.Context, users broker.Users, amqpURL, ns stri
 	vhost, name, pass := services.ParticipantVhost(ns), services.ParticipantUser(ns), services.Password()
 	// "management": the lab reads the participant's queues through the
 	// API as them, in their vhost only.
-	if err := users.AddLogin(ctx, vhost, name, pass, "management", broker.Permissions{Configure: ".*", Write: ".*", Read: ".*"}); err != nil {
+	if err := users.AddLogin(ctx, vhost, name, pass, "management", broker.Permissions{Configure: ".*", Write: ".*", Read: ".*"}, ParticipantVhostLimits); err != nil {
 		return "", fmt.Errorf("your RabbitMQ vhost %s and user %s: %w", vhost, name, err)
 	}
 	u, err := url.Parse(amqpURL)

@@ -1,8 +1,10 @@
 package workshop_test
 
 import (
+	"cmp"
 	"context"
 	"net/url"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -111,6 +113,13 @@ func TestAParticipantsLoginsReachTheirOwnDataOnly(t *testing.T) {
 		}
 	}
 
+	// RabbitMQ: his vhost, bounded.
+	if svc.Config.BrokerControl == "rabbitmqctl" {
+		out, err := exec.CommandContext(ctx, cmp.Or(svc.Config.Rabbitmqctl, "rabbitmqctl"), "-q", "list_vhost_limits", "-p", services.ParticipantVhost(bn)).CombinedOutput()
+		if err != nil || !strings.Contains(string(out), `"max-connections":64`) || !strings.Contains(string(out), `"max-queues":64`) {
+			t.Errorf("bob's vhost is not bounded: %s (%v)", out, err)
+		}
+	}
 	// RabbitMQ: his vhost only.
 	if _, err := declare(ctx, bob.Config.AMQP, "q_"+bn); err != nil {
 		t.Errorf("bob cannot declare a queue in his own vhost: %v", err)

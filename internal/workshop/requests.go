@@ -26,7 +26,7 @@ type connBudget struct {
 	open     int
 	envBytes int
 	// Each kind of refusal's log line is written once per connection.
-	saidSessions, saidEnv bool
+	saidSessions, saidEnv, saidOther bool
 }
 
 // budgets are the connections' budgets, each removed when its connection
@@ -82,6 +82,21 @@ func (e envBounded) Accept() (gossh.Channel, <-chan *gossh.Request, error) {
 		defer close(out)
 		n := 0
 		for r := range reqs {
+			if r.Type == "subsystem" || r.Type == "x11-req" {
+				// The screen only: sftp, X11 and the like are refused, and
+				// the log says so (once per connection).
+				if r.WantReply {
+					r.Reply(false, nil)
+				}
+				e.b.mu.Lock()
+				first := !e.b.saidOther
+				e.b.saidOther = true
+				e.b.mu.Unlock()
+				if first {
+					e.s.logf("refused %s from %s: a %s request (this server serves the lab's screen only)", safeName(e.conn.User()), e.conn.RemoteAddr(), r.Type)
+				}
+				continue
+			}
 			if r.Type == "env" {
 				e.b.mu.Lock()
 				ok := n < maxEnv && len(r.Payload) <= maxEnvBytes && e.b.envBytes+len(r.Payload) <= maxConnEnvBytes
