@@ -24,12 +24,12 @@ import (
 // roomFlags are what the instructor asks of the room.
 type roomFlags struct {
 	name, gotoLesson, to, say, end, reset, timer, kind string
-	log, json, csv, drop                               bool
+	log, json, csv, drop, events                       bool
 }
 
 func runRoom(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs, g := command("room", `usage: lab room --room NAME [--goto N [--to NAME]] [--say TEXT [--to NAME]] [--end NAME] [--reset NAME]
-                [--timer D|off] [--log [--kind logins|refusals|commands]] [--json|--csv] [--drop] [flags]
+                [--timer D|off] [--log [--kind logins|refusals|commands]] [--json|--csv] [--events [--csv]] [--drop] [flags]
 
 a workshop room's participants and polls, from its database; steers them on every server of it
 `, stderr)
@@ -40,6 +40,7 @@ a workshop room's participants and polls, from its database; steers them on ever
 	fs.StringVar(&f.say, "say", "", "a banner on every participant's screen until they dismiss it")
 	fs.StringVar(&f.end, "end", "", "end this participant's session")
 	fs.StringVar(&f.reset, "reset", "", "end this participant's session, clean their namespace, remove their logins and forget their progress")
+	fs.BoolVar(&f.events, "events", false, "the room's record: every failure, prediction, goto and reset, oldest first (with --csv as CSV)")
 	fs.BoolVar(&f.drop, "drop", false, "end the class: every participant's session, namespace and logins, the presented lesson's, then the room itself")
 	fs.StringVar(&f.timer, "timer", "", "a countdown on every screen's header (10m; off takes it away)")
 	fs.BoolVar(&f.log, "log", false, "the room's log (logins, refusals, ends, commands): its newest 200 lines")
@@ -126,7 +127,44 @@ func cmdRoom(ctx context.Context, g globals, f roomFlags, stdout, stderr io.Writ
 		fmt.Fprintln(stderr, "lab room:", err)
 		return 1
 	}
-	return printRoom(name, ps, polls, f, stdout, stderr)
+	var events []room.Event
+	if f.json || f.events {
+		if events, err = rm.Events(ctx, 100000); err != nil {
+			fmt.Fprintln(stderr, "lab room:", err)
+			return 1
+		}
+	}
+	if f.events {
+		return printEvents(events, f.csv, stdout, stderr)
+	}
+	return printRoom(name, ps, polls, events, f, stdout, stderr)
+}
+
+// printEvents prints the room's record (lab room --events): every
+// failure, prediction, goto and reset, oldest first; with --csv, as CSV.
+func printEvents(events []room.Event, asCSV bool, stdout, stderr io.Writer) int {
+	if asCSV {
+		w := csv.NewWriter(stdout)
+		w.Write([]string{"at", "participant", "kind", "lesson", "step", "detail"})
+		for _, e := range events {
+			row := []string{e.At.UTC().Format(time.RFC3339Nano), e.Name, e.Kind, e.Lesson, e.Step, e.Detail}
+			for i := range row {
+				row[i] = plain.CSV(row[i])
+			}
+			w.Write(row)
+		}
+		w.Flush()
+		if err := w.Error(); err != nil {
+			fmt.Fprintln(stderr, "lab room:", err)
+			return 1
+		}
+		return 0
+	}
+	for _, e := range events {
+		who := cmp.Or(e.Name, "everyone")
+		fmt.Fprintf(stdout, "%s  %-16s %-8s %-28s %s  %s\n", e.At.Format(time.DateTime), who, e.Kind, e.Lesson, e.Step, e.Detail)
+	}
+	return 0
 }
 
 // roomCommands are the commands the flags send to every screen of the
@@ -284,7 +322,7 @@ func roomDrop(ctx context.Context, g globals, svc *services.Services, rm *room.R
 
 // printRoom prints the room's participants and polls: as JSON, CSV (every
 // cell safe for a spreadsheet) or the instructor's table.
-func printRoom(name string, ps []room.Participant, polls []room.Poll, f roomFlags, stdout, stderr io.Writer) int {
+func printRoom(name string, ps []room.Participant, polls []room.Poll, events []room.Event, f roomFlags, stdout, stderr io.Writer) int {
 	switch {
 	case f.json:
 		// For the debrief: what the screen shows, whole.
@@ -292,17 +330,20 @@ func printRoom(name string, ps []room.Participant, polls []room.Poll, f roomFlag
 			Room         string             `json:"room"`
 			Participants []room.Participant `json:"participants"`
 			Polls        []room.Poll        `json:"polls"`
-		}{name, ps, polls}); err != nil {
+			Events       []room.Event       `json:"events"` // the whole record: what a goto or reset never rewrites
+		}{name, ps, polls, events}); err != nil {
 			fmt.Fprintln(stderr, "lab room:", err)
 			return 1
 		}
 		return 0
 	case f.csv:
 		w := csv.NewWriter(stdout)
-		w.Write([]string{"participant", "state", "lesson", "step", "steps", "on_step_s", "passed", "failed", "fail_step", "fail_why", "verdicts", "server", "updated", "challenges"})
+		w.Write([]string{"participant", "state", "lesson", "step", "steps", "on_step_s", "passed", "failed", "fail_step", "fail_why", "verdicts", "server", "updated", "challenges",
+			"failed_all", "first_fail_step", "first_fail_why"})
 		for _, p := range ps {
 			row := []string{p.Name, p.State(), p.Lesson, strconv.Itoa(p.Step), strconv.Itoa(p.Steps), strconv.Itoa(int(p.OnStep.Seconds())),
-				strconv.Itoa(p.Passed), strconv.Itoa(p.Failed), p.FailStep, p.FailWhy, p.Verdicts, p.Server, p.Updated.UTC().Format(time.RFC3339), p.ChallengeLine()}
+				strconv.Itoa(p.Passed), strconv.Itoa(p.Failed), p.FailStep, p.FailWhy, p.Verdicts, p.Server, p.Updated.UTC().Format(time.RFC3339), p.ChallengeLine(),
+				strconv.Itoa(p.FailedAll), p.FirstFailStep, p.FirstFailWhy}
 			for i := range row {
 				row[i] = plain.CSV(row[i]) // a spreadsheet runs a cell that starts a formula
 			}
@@ -320,7 +361,12 @@ func printRoom(name string, ps []room.Participant, polls []room.Poll, f roomFlag
 	for _, p := range ps {
 		last := p.Verdicts
 		if p.FailStep != "" {
-			last = p.FailStep + ": " + p.FailWhy
+			// The first failed step of this attempt: the root cause.
+			step, why := p.FailStep, p.FailWhy
+			if p.FirstFailStep != "" {
+				step, why = p.FirstFailStep, p.FirstFailWhy
+			}
+			last = step + ": " + why
 		}
 		fmt.Fprintf(stdout, "  %-16s %-8s %-28s %3d/%-3d %9s %6d  %s  [%s]\n", p.Name, p.State(), p.Lesson, p.Step, p.Steps,
 			p.OnStep.Round(time.Second), p.Failed, last, p.Server)

@@ -180,16 +180,23 @@ func (s store) save(ctx context.Context, snapshot []byte) error {
 	}
 	defer tx.Rollback()
 	var held string
+	old := progress.New()
 	if err := tx.QueryRowContext(ctx, "SELECT progress FROM participant WHERE name=? FOR UPDATE", s.name).Scan(&held); err == nil {
-		var old progress.File
-		if json.Unmarshal([]byte(held), &old) == nil {
-			f.KeepNewerChallenges(&old)
+		if json.Unmarshal([]byte(held), old) == nil {
+			f.KeepNewerChallenges(old)
 			if snapshot, err = json.Marshal(&f); err != nil {
 				return err
 			}
 		}
 	} else if err != sql.ErrNoRows {
 		return err
+	}
+	// What this save shows happened, appended to the record in the same
+	// transaction: a later goto or reset changes the row, never the record.
+	for _, e := range happened(s.name, old, &f) {
+		if err := record(ctx, tx, e); err != nil {
+			return err
+		}
 	}
 	a := f.Activity
 	since := a.StepSince
@@ -241,6 +248,13 @@ type Participant struct {
 	// step passed.
 	FailStep string `json:"fail_step,omitempty"`
 	FailWhy  string `json:"fail_why,omitempty"`
+	// From the record, which no goto or reset rewrites: every failure of
+	// theirs in the room, and the first failed step of the lesson open now
+	// (since the last goto or reset): the root cause, where the last
+	// failed step may be its consequence.
+	FailedAll     int    `json:"failed_all"`
+	FirstFailStep string `json:"first_fail_step,omitempty"`
+	FirstFailWhy  string `json:"first_fail_why,omitempty"`
 	// Challenges are the participant's challenge verdicts, by name (lab
 	// challenge run --room, or the screen's challenge step).
 	Challenges map[string]*progress.Challenge `json:"challenges,omitempty"`
@@ -328,6 +342,12 @@ func (r *Room) Participants(ctx context.Context) ([]Participant, error) {
 		}
 		p.Stuck = p.Online && !p.Done && p.OnStep >= StuckAfter
 		out = append(out, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if err := r.fromRecord(ctx, out); err != nil {
+		return nil, err
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if a, b := rank(out[i]), rank(out[j]); a != b {
@@ -420,6 +440,10 @@ func (r *Room) Send(ctx context.Context, c Command) error {
 	if err != nil {
 		return fmt.Errorf("room %s: send %s: %w", r.Name, c.Kind, err)
 	}
+	if c.Kind == Goto {
+		// A new attempt begins: the record keeps what came before.
+		return r.Record(ctx, Event{Name: c.Target, Kind: EventGoto, Detail: c.Arg})
+	}
 	return nil
 }
 
@@ -503,17 +527,28 @@ type Poll struct {
 // Polls are the room's answers at every predict step any participant
 // answered, with how many of those who opened its lesson did.
 func (r *Room) Polls(ctx context.Context) ([]Poll, error) {
-	rows, err := r.DB.QueryContext(ctx, "SELECT progress FROM participant")
+	rows, err := r.DB.QueryContext(ctx, "SELECT name, lesson, progress FROM participant")
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	reached := map[string]int{}
-	polls := map[[2]string]*Poll{}
+	type key struct{ name, lesson, poll string }
+	picks := map[key]string{}
+	reached := map[string]map[string]bool{} // lesson → who reached it (it is open, or they have progress in it)
+	reach := func(lesson, name string) {
+		if reached[lesson] == nil {
+			reached[lesson] = map[string]bool{}
+		}
+		reached[lesson][name] = true
+	}
 	for rows.Next() {
-		var b string
-		if err := rows.Scan(&b); err != nil {
+		var name, open, b string
+		if err := rows.Scan(&name, &open, &b); err != nil {
 			return nil, err
+		}
+		name = plain.Line(name, 32)
+		if open != "" {
+			reach(plain.Line(open, 128), name) // open now, saved or not
 		}
 		var f progress.File
 		if json.Unmarshal([]byte(b), &f) != nil {
@@ -525,21 +560,46 @@ func (r *Room) Polls(ctx context.Context) ([]Poll, error) {
 				continue
 			}
 			id = plain.Line(id, 128)
-			reached[id]++
-			for name, pick := range l.Predictions {
-				name, pick = plain.Line(name, 128), plain.Line(pick, 256)
-				k := [2]string{id, name}
-				if polls[k] == nil {
-					polls[k] = &Poll{Lesson: id, Name: name, Answers: map[string]int{}}
-				}
-				polls[k].Answers[pick]++
-				polls[k].Answered++
+			reach(id, name)
+			for poll, pick := range l.Predictions {
+				picks[key{name, id, plain.Line(poll, 128)}] = plain.Line(pick, 256)
 			}
 		}
 	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	// The record holds every answer, those a reset forgot included: the
+	// last answer of each participant at each poll counts.
+	evs, err := r.DB.QueryContext(ctx, "SELECT name, lesson, step, detail FROM event WHERE kind='predict' ORDER BY id")
+	if err != nil {
+		return nil, fmt.Errorf("room %s: read its record: %w", r.Name, err)
+	}
+	defer evs.Close()
+	for evs.Next() {
+		var name, lesson, poll, pick string
+		if err := evs.Scan(&name, &lesson, &poll, &pick); err != nil {
+			return nil, err
+		}
+		name, lesson = plain.Line(name, 32), plain.Line(lesson, 128)
+		picks[key{name, lesson, plain.Line(poll, 128)}] = plain.Line(pick, 256)
+		reach(lesson, name)
+	}
+	if err := evs.Err(); err != nil {
+		return nil, err
+	}
+	polls := map[[2]string]*Poll{}
+	for k, pick := range picks {
+		pk := [2]string{k.lesson, k.poll}
+		if polls[pk] == nil {
+			polls[pk] = &Poll{Lesson: k.lesson, Name: k.poll, Answers: map[string]int{}}
+		}
+		polls[pk].Answers[pick]++
+		polls[pk].Answered++
+	}
 	var out []Poll
 	for _, p := range polls {
-		p.Reached = reached[p.Lesson]
+		p.Reached = len(reached[p.Lesson])
 		out = append(out, *p)
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -548,7 +608,7 @@ func (r *Room) Polls(ctx context.Context) ([]Poll, error) {
 		}
 		return out[i].Name < out[j].Name
 	})
-	return out, rows.Err()
+	return out, nil
 }
 
 // Forget deletes a participant's row, progress included: their next
@@ -595,6 +655,9 @@ func (r *Room) Reset(ctx context.Context, name string, clean func(ctx context.Co
 	}
 	defer r.Release(context.WithoutCancel(ctx), name, Resetting)
 	clean(ctx, name)
+	if err := r.Record(ctx, Event{Name: name, Kind: EventReset}); err != nil {
+		return err
+	}
 	return r.Forget(ctx, name)
 }
 

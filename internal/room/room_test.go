@@ -469,3 +469,76 @@ func testRoom(t *testing.T) *room.Room {
 	t.Cleanup(rm.Close)
 	return rm
 }
+
+// The debrief is a record: a goto or a reset changes what a participant
+// is doing, never what they did. Alice fails twice, answers a poll; the
+// room sends her elsewhere and resets her: her two failures, the first
+// failed step of her attempt (the root cause, not the last one) and her
+// answer stay. Bob has the lesson open without having saved progress in
+// it: the poll counts him as reached.
+func TestTheRecordKeepsWhatAGotoOrAResetWouldRewrite(t *testing.T) {
+	r := open(t)
+	ctx := context.Background()
+	save := func(name, snap string) {
+		t.Helper()
+		if err := r.Store(name).Save(ctx, []byte(snap)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const l = "broker-three-links"
+	save("alice", `{"lessons":{"`+l+`":{"step":3}},"activity":{"lesson":"`+l+`","step":3,"steps":20,"failed":1,"fail_step":"[3/20] expect","fail_why":"want 1 row, got 0"}}`)
+	save("alice", `{"lessons":{"`+l+`":{"step":5,"predictions":{"confirm-means-processed":"yes"}}},"activity":{"lesson":"`+l+`","step":5,"steps":20,"failed":2,"fail_step":"[5/20] expect","fail_why":"want 2, got 1"}}`)
+	save("bob", `{"activity":{"lesson":"`+l+`","step":1,"steps":20}}`)
+	find := func(name string) room.Participant {
+		t.Helper()
+		ps, err := r.Participants(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range ps {
+			if p.Name == name {
+				return p
+			}
+		}
+		t.Fatalf("no %s in the room", name)
+		return room.Participant{}
+	}
+	if a := find("alice"); a.FailedAll != 2 || a.FirstFailStep != "[3/20] expect" || a.FailStep != "[5/20] expect" {
+		t.Errorf("alice before the goto: %d failures, first failed %q, last %q; want 2, [3/20], [5/20]", a.FailedAll, a.FirstFailStep, a.FailStep)
+	}
+	poll := func() room.Poll {
+		t.Helper()
+		polls, err := r.Polls(ctx)
+		if err != nil || len(polls) != 1 {
+			t.Fatalf("polls %+v (%v)", polls, err)
+		}
+		return polls[0]
+	}
+	if p := poll(); p.Answered != 1 || p.Reached != 2 || p.Answers["yes"] != 1 {
+		t.Errorf("the poll before: answered %d of %d (%v), want 1 of 2: bob has the lesson open", p.Answered, p.Reached, p.Answers)
+	}
+	if err := r.Send(ctx, room.Command{Kind: room.Goto, Arg: "idem-first-processing"}); err != nil {
+		t.Fatal(err)
+	}
+	save("alice", `{"lessons":{"`+l+`":{"step":5,"predictions":{"confirm-means-processed":"yes"}}},"activity":{"lesson":"idem-first-processing","step":0,"steps":30}}`)
+	if a := find("alice"); a.FailedAll != 2 || a.Failed != 0 || a.FirstFailStep != "" {
+		t.Errorf("alice after the goto: %d failures in all (want 2), %d in this lesson (want 0), first failed %q (want none in this attempt)", a.FailedAll, a.Failed, a.FirstFailStep)
+	}
+	if err := r.Reset(ctx, "alice", func(context.Context, string) {}); err != nil {
+		t.Fatal(err)
+	}
+	if p := poll(); p.Answered != 1 || p.Answers["yes"] != 1 {
+		t.Errorf("the poll after alice's reset: answered %d (%v), want her answer kept", p.Answered, p.Answers)
+	}
+	evs, err := r.Events(ctx, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, e := range evs {
+		kinds = append(kinds, e.Kind)
+	}
+	if got := strings.Join(kinds, " "); got != "fail fail predict goto reset" {
+		t.Errorf("the record: %s, want fail fail predict goto reset", got)
+	}
+}

@@ -32,3 +32,8 @@ var (
 	_ = catalog.Add("room %s: read %s: %w", "zh", "房间 %s：读取 %s：%s")
 	_ = catalog.Add("room %s: read its participants: %w", "zh", "房间 %s：读取参与者：%s")
 )
+
+var (
+	_ = catalog.Add("room %s: record a %s: %w", "zh", "房间 %s：记录一次 %s：%s")
+	_ = catalog.Add("room %s: read its record: %w", "zh", "房间 %s：读取它的记录：%s")
+)

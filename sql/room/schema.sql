@@ -74,3 +74,18 @@ CREATE TABLE IF NOT EXISTS meta (
   k  VARCHAR(32)  NOT NULL PRIMARY KEY,
   v  VARCHAR(255) NOT NULL
 ) ENGINE=InnoDB
+;
+-- The debrief's record: each failure, prediction, goto and reset as it
+-- happened, appended and never rewritten (a reset forgets a participant's
+-- progress, not what they did).
+CREATE TABLE IF NOT EXISTS event (
+  id      BIGINT       NOT NULL AUTO_INCREMENT PRIMARY KEY,
+  at      DATETIME(6)  NOT NULL,
+  name    VARCHAR(32)  NOT NULL, -- the participant, '' for the whole room
+  kind    VARCHAR(16)  NOT NULL, -- fail | predict | goto | reset
+  lesson  VARCHAR(64)  NOT NULL,
+  step    VARCHAR(128) NOT NULL, -- the failed step, the prediction's name
+  detail  VARCHAR(512) NOT NULL, -- why it failed, the pick, the lesson sent to
+  KEY name_id (name, id),
+  KEY kind_lesson (kind, lesson)
+) ENGINE=InnoDB
