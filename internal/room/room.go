@@ -323,6 +323,11 @@ func (r *Room) Participants(ctx context.Context) ([]Participant, error) {
 			if l := f.Lessons[p.Lesson]; l != nil {
 				p.Done = l.Done
 			}
+			if p.Done && p.Step < p.Steps {
+				// Sent back to a lesson they finished: it is done, every
+				// step run ("done 0/40" read as nothing run).
+				p.Step = p.Steps
+			}
 			p.FailStep, p.FailWhy = f.Activity.FailStep, f.Activity.FailWhy
 			p.Challenges = f.Challenges
 		}

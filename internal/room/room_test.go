@@ -542,3 +542,20 @@ func TestTheRecordKeepsWhatAGotoOrAResetWouldRewrite(t *testing.T) {
 		t.Errorf("the record: %s, want fail fail predict goto reset", got)
 	}
 }
+
+// A participant sent back to a lesson they finished reads as done with
+// every step run, not "done 0/40".
+func TestALessonDoneReadsAsEveryStepRunAfterAGoto(t *testing.T) {
+	r := open(t)
+	ctx := context.Background()
+	if err := r.Store("dora").Save(ctx, []byte(`{"lessons":{"broker-three-links":{"step":40,"done":true}},"activity":{"lesson":"broker-three-links","step":0,"steps":40}}`)); err != nil {
+		t.Fatal(err)
+	}
+	ps, err := r.Participants(ctx)
+	if err != nil || len(ps) != 1 {
+		t.Fatalf("participants %+v (%v)", ps, err)
+	}
+	if p := ps[0]; !p.Done || p.Step != 40 || p.Steps != 40 {
+		t.Errorf("dora, back on a lesson she finished: done %v %d/%d, want done 40/40", p.Done, p.Step, p.Steps)
+	}
+}
