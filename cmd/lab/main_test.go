@@ -310,7 +310,9 @@ func TestCleanRemovesOnlyWhatTheLabCreatedInTheNamespace(t *testing.T) {
 }
 
 // --all-namespaces finds the namespaces from the databases that carry the
-// lab's mark; a same-named database without it names no namespace. (The
+// lab's mark, and from a workshop participant's MySQL or Redis user (one
+// who never ran a reset has no database); a same-named database without
+// the mark names no namespace. (The
 // test does not run --all-namespaces itself: on a shared server that would
 // clean everyone's.)
 func TestAllNamespacesAreFoundFromTheLabsMarkedDatabases(t *testing.T) {
@@ -326,8 +328,16 @@ func TestAllNamespacesAreFoundFromTheLabsMarkedDatabases(t *testing.T) {
 	if _, err := env.Svc.MySQL.Exec("CREATE DATABASE " + services.Names{NS: foreign}.Name(services.OutboxDB)); err != nil {
 		t.Fatal(err)
 	}
-
 	ctx := context.Background()
+	// A workshop participant who never ran a reset: their logins, no
+	// database (one found by its MySQL user, one by its Redis user).
+	byMySQL, byRedis := env.Derived("pm"), env.Derived("pr")
+	if _, err := services.MakeParticipantUser(ctx, env.Svc.MySQL, env.Config().MySQL, byMySQL, 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := services.MakeRedisUser(ctx, env.Svc.Redis, env.Config().Redis, byRedis); err != nil {
+		t.Fatal(err)
+	}
 	found, err := cleaner.Namespaces(ctx, env.Svc)
 	if err != nil {
 		t.Fatal(err)
@@ -336,13 +346,19 @@ func TestAllNamespacesAreFoundFromTheLabsMarkedDatabases(t *testing.T) {
 	for _, n := range found {
 		got[n.NS] = true
 	}
-	if !got[ns1] || !got[ns2] || got[foreign] {
+	if !got[ns1] || !got[ns2] || got[foreign] || !got[byMySQL] || !got[byRedis] {
 		t.Fatalf("namespaces found: %v", got)
 	}
-	for _, ns := range []string{ns1, ns2} {
+	for _, ns := range []string{ns1, ns2, byMySQL, byRedis} {
 		if _, _, code := runLab(t, "clean", "--lessons", dir, "--namespace", ns); code != 0 {
 			t.Errorf("clean %s: exit %d", ns, code)
 		}
+	}
+	// Their cleaning removed the logins.
+	var n int
+	env.Svc.MySQL.QueryRow("SELECT COUNT(*) FROM mysql.user WHERE User=?", services.ParticipantUser(byMySQL)).Scan(&n)
+	if u, _ := env.Svc.Redis.Do(ctx, "ACL", "GETUSER", services.RedisUser(byRedis)).Result(); n != 0 || u != nil {
+		t.Errorf("lab clean --namespace left a participant's logins: %d MySQL users, Redis user %v", n, u)
 	}
 }
 

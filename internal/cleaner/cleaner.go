@@ -226,12 +226,20 @@ func (cl *Cleaner) Namespace(ctx context.Context, names services.Names) {
 		} else {
 			cl.Report("", fmt.Errorf("Redis keys %s: %v", pat, err))
 		}
+		// A workshop participant's Redis user (lab serve).
+		if names.NS != "" {
+			user := services.RedisUser(names.NS)
+			if had, err := svc.Redis.Do(ctx, "ACL", "DELUSER", user).Int(); err == nil && had > 0 {
+				cl.Report("deleted the Redis user "+user, nil)
+			}
+		}
 	}
 }
 
 // Namespaces finds every named namespace that has one of the article's
-// databases carrying the lab's mark, replay lanes' included (the default
-// namespace is not one of them: clean it with a plain `lab clean`).
+// databases carrying the lab's mark, replay lanes' included, or a workshop
+// participant's MySQL or Redis user (the default namespace is not one of
+// them: clean it with a plain `lab clean`).
 func Namespaces(ctx context.Context, svc *services.Services) ([]services.Names, error) {
 	rows, err := svc.MySQL.QueryContext(ctx, "SELECT TABLE_SCHEMA FROM information_schema.TABLES WHERE TABLE_NAME = ?", services.MarkTable)
 	if err != nil {
@@ -253,6 +261,34 @@ func Namespaces(ctx context.Context, svc *services.Services) ([]services.Names, 
 			}
 		}
 	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	// A workshop participant who never ran a reset has logins and no
+	// database: found by their MySQL and Redis users.
+	add := func(user string) {
+		ns, ok := strings.CutPrefix(user, "rmlab_")
+		if ns, ok2 := strings.CutSuffix(ns, "_p"); ok && ok2 && !seen[ns] && services.ValidNamespace(ns) {
+			seen[ns] = true
+			out = append(out, services.Names{NS: ns})
+		}
+	}
+	if users, err := svc.MySQL.QueryContext(ctx, `SELECT User FROM mysql.user WHERE User LIKE 'rmlab\_%\_p'`); err == nil {
+		for users.Next() {
+			var u string
+			if users.Scan(&u) == nil {
+				add(u)
+			}
+		}
+		users.Close()
+	}
+	if svc.Redis != nil {
+		if list, err := svc.Redis.Do(ctx, "ACL", "USERS").StringSlice(); err == nil {
+			for _, u := range list {
+				add(u)
+			}
+		}
+	}
 	sort.Slice(out, func(i, j int) bool { return out[i].NS < out[j].NS })
-	return out, rows.Err()
+	return out, nil
 }
