@@ -29,7 +29,12 @@ func (s *Server) admit(next ssh.Handler) ssh.Handler {
 		user := sess.User()
 		who := safeName(user) + " from " + host(sess.RemoteAddr())
 		refuse := func(why string) {
-			s.logf("refused %s: %s", who, why)
+			if more := s.refused.take(user); more >= 0 {
+				if more > 0 {
+					s.logf("refused %d more sessions of %s in the last %s (not each logged)", more, safeName(user), refusalWindow)
+				}
+				s.logf("refused %s: %s", who, why)
+			}
 			wish.Fatalln(sess, "lab: "+why)
 		}
 		if ssh.AgentRequested(sess) {
@@ -322,4 +327,55 @@ func (gc *guardedConn) Close() error {
 	}
 	gc.g.mu.Unlock()
 	return gc.Conn.Close()
+}
+
+// What one name's refused sessions may write to the log: refusalLines a
+// refusalWindow, then one line for the rest when the next window opens
+// (21000 refused sessions over one connection wrote 21000 lines).
+const (
+	refusalLines  = 5
+	refusalWindow = 10 * time.Second
+)
+
+type refusalLog struct {
+	mu sync.Mutex
+	by map[string]*refusalCount
+}
+
+type refusalCount struct {
+	since      time.Time
+	n, dropped int
+}
+
+// take says whether a refusal of name is logged: -1 for not, else how many
+// of name's refusals went unlogged before it (said in a line of their own).
+func (l *refusalLog) take(name string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.by == nil {
+		l.by = map[string]*refusalCount{}
+	}
+	now := time.Now()
+	c := l.by[name]
+	if c == nil || now.Sub(c.since) > refusalWindow {
+		dropped := 0
+		if c != nil {
+			dropped = c.dropped
+		}
+		if len(l.by) > 10000 { // names are the client's to choose: forget the old ones
+			for k, v := range l.by {
+				if now.Sub(v.since) > refusalWindow {
+					delete(l.by, k)
+				}
+			}
+		}
+		l.by[name] = &refusalCount{since: now, n: 1}
+		return dropped
+	}
+	if c.n >= refusalLines {
+		c.dropped++
+		return -1
+	}
+	c.n++
+	return 0
 }

@@ -213,3 +213,27 @@ func TestASubsystemRequestIsRefusedAndLogged(t *testing.T) {
 		t.Errorf("%d log lines for one connection's subsystem requests, want 1", n)
 	}
 }
+
+// One name's refused sessions (twelve here) write at most five log lines
+// in ten seconds (and the room's log with them): 21000 refused challenge-result
+// sessions over one connection wrote 21000.
+func TestOneNamesRefusalsAreBoundedInTheLog(t *testing.T) {
+	var log syncLog
+	addr, _ := start(t, workshop.Config{Seats: 2, Log: &log})
+	name := who(t, "fl")
+	c, err := dial(addr, name, password)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for i := 0; i < 12; i++ {
+		s, err := c.NewSession()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.CombinedOutput("challenge-result") // refused: the room keeps only the server's verdicts
+	}
+	if n := strings.Count(log.String(), "refused "+name+" from"); n < 1 || n > 5 {
+		t.Errorf("%d log lines for 12 refused sessions of one name, want 1 to 5:\n%s", n, log.String())
+	}
+}

@@ -117,6 +117,8 @@ type Server struct {
 	logins     *Logins
 	grading    grading // participants' challenge runs graded here
 	budgets    budgets // what each connection has spent
+
+	refused refusalLog // each name's refusals, bounded in the log
 }
 
 // New builds the server; Serve runs it.
