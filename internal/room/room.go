@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rmlab/lab/internal/plain"
@@ -32,6 +33,49 @@ type Room struct {
 	Name   string
 	DB     *sql.DB // a pool on the room's database
 	Server string  // this process, as the room shows it (host:port)
+
+	saves saveRate // each participant's saves, at most SavesPerSecond
+}
+
+// SavesPerSecond bounds how often one participant's progress is written
+// to the room: a screen saves at each step, and a participant driving
+// steps as fast as keys repeat must not make the room's MySQL their
+// load. A save sooner than that waits its turn.
+const SavesPerSecond = 10
+
+type saveRate struct {
+	mu   sync.Mutex
+	next map[string]time.Time
+}
+
+// wait holds a save of name until its turn (or ctx ends).
+func (s *saveRate) wait(ctx context.Context, name string) error {
+	s.mu.Lock()
+	if s.next == nil {
+		s.next = map[string]time.Time{}
+	}
+	now := time.Now()
+	at := s.next[name]
+	if at.Before(now) {
+		at = now
+	}
+	s.next[name] = at.Add(time.Second / SavesPerSecond)
+	if len(s.next) > 10000 {
+		for k, v := range s.next {
+			if v.Before(now) {
+				delete(s.next, k)
+			}
+		}
+	}
+	s.mu.Unlock()
+	if d := time.Until(at); d > 0 {
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
 }
 
 // DBName is the room's database: lab_room_NAME, carrying the lab's mark.
@@ -155,6 +199,9 @@ func (s store) Load(ctx context.Context) (*progress.File, error) {
 // the row holds newer than the snapshot's is kept: the participant's
 // screen and a verdict given through the door both write the row.
 func (s store) Save(ctx context.Context, snapshot []byte) error {
+	if err := s.r.saves.wait(ctx, s.name); err != nil {
+		return fmt.Errorf("room %s: save %s's progress: %w", s.r.Name, s.name, err)
+	}
 	var err error
 	for try := 0; try < 3; try++ {
 		if err = s.save(ctx, snapshot); err == nil || !services.Retryable(err) {

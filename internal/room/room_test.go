@@ -559,3 +559,29 @@ func TestALessonDoneReadsAsEveryStepRunAfterAGoto(t *testing.T) {
 		t.Errorf("dora, back on a lesson she finished: done %v %d/%d, want done 40/40", p.Done, p.Step, p.Steps)
 	}
 }
+
+// One participant's saves reach the room at most SavesPerSecond: thirty
+// saves at once take about three seconds (a lower bound: a busy machine
+// only adds to it), and the last snapshot is the one kept.
+func TestOneParticipantsSavesAreBoundedPerSecond(t *testing.T) {
+	r := open(t)
+	ctx := context.Background()
+	snap := func(step int) []byte {
+		return []byte(fmt.Sprintf(`{"activity":{"lesson":"broker-three-links","step":%d,"steps":40}}`, step))
+	}
+	began := time.Now()
+	for i := 1; i <= 30; i++ {
+		if err := r.Store("eve").Save(ctx, snap(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if took := time.Since(began); took < 2500*time.Millisecond {
+		t.Errorf("30 saves of one participant took %s, want about 3 s (at most %d a second)", took, room.SavesPerSecond)
+	}
+	ps, _ := r.Participants(ctx)
+	for _, p := range ps {
+		if p.Name == "eve" && p.Step != 30 {
+			t.Errorf("eve's row holds step %d, want her last save's 30", p.Step)
+		}
+	}
+}
