@@ -120,3 +120,6 @@ var (
 	_ = catalog.Add("participants would share the lab's own logins, so any of them could read and change another's data:", "zh", "参与者将共用实验室自己的登录，任何人都能读取和修改别人的数据：")
 	_ = catalog.Add("fix: give the lab's logins what the lines above ask, or --share-logins to accept it (a class that trusts itself)", "zh", "解决办法：按上面几行的要求给实验室的登录相应权限，或用 --share-logins 接受共用（彼此信任的班级）")
 )
+
+var _ = catalog.Add("--keep-logins needs --room NAME: the room keeps when the logins expire", "zh", "--keep-logins 需要 --room NAME：由房间记住这些登录何时过期")
+var _ = catalog.Add("the logins a stopped class kept until %s: %v", "zh", "一个已停止的班级保留到 %s 的登录：%s")

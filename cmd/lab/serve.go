@@ -20,7 +20,7 @@ import (
 
 const serveUsage = `usage: lab serve [--listen ADDR] [--advertise HOST:PORT] [--host-key FILE] [--seats N] [--password-file FILE | --password-env VAR]
                  [--participant-keys FILE] [--instructor-keys FILE] [--room NAME]
-                 [--idle D] [--login-timeout D] [--own-broker] [--share-logins] [--keep-logins] [--lessons DIR] [service flags]
+                 [--idle D] [--login-timeout D] [--own-broker] [--share-logins] [--keep-logins D] [--lessons DIR] [service flags]
 
 Serves the lab's screen over SSH to a workshop: each participant runs
   ssh -p 2222 alice@HOST
@@ -57,7 +57,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	ownBroker := fs.Bool("own-broker", false, "let participants' lessons start RabbitMQ nodes of their own (lesson 14's restart, lesson 19's three nodes: about 150 MB and seconds of a core per node)")
 	roomName := fs.String("room", "", "keep the room's state in MySQL (lab_room_NAME), shared by every lab serve of the room")
 	shareLogins := fs.Bool("share-logins", false, "serve even where participants can only share the lab's own MySQL or RabbitMQ login (a class that trusts itself)")
-	keepLogins := fs.Bool("keep-logins", false, "on stopping, keep the participants' MySQL users and vhosts for a class that resumes (lab room --drop removes them)")
+	keepLogins := fs.Duration("keep-logins", 0, "on stopping, keep the participants' logins this long for a class that resumes (with --room; the room's next lab serve removes them once past, lab room --drop at once)")
 	if err := fs.Parse(interleave(fs, args)); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0 // asked for: the usage is the answer
@@ -176,13 +176,22 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lab serve: listen on %s: %v\n  fix: pick a free address with --listen HOST:PORT\n", *listen, err)
 		return 1
 	}
+	if *keepLogins > 0 && *roomName == "" {
+		fmt.Fprintln(stderr, "lab serve: --keep-logins needs --room NAME: the room keeps when the logins expire")
+		return 2
+	}
+	var rm *room.Room
 	if *roomName != "" {
-		rm, err := room.Open(ctx, svc.MySQL, svc.Config.MySQL, *roomName, room.Self(ln.Addr().String()))
-		if err != nil {
+		if rm, err = room.Open(ctx, svc.MySQL, svc.Config.MySQL, *roomName, room.Self(ln.Addr().String())); err != nil {
 			fmt.Fprintln(stderr, "lab serve:", err)
 			return 1
 		}
 		defer rm.Close()
+		if n, until, err := srv.ForgetExpired(ctx, rm); err != nil {
+			fmt.Fprintf(stderr, "lab serve: the logins a stopped class kept until %s: %v\n", until, err)
+		} else if n > 0 {
+			fmt.Fprintf(stdout, "lab serve: removed the logins of %d participant(s) a stopped class kept until %s\n", n, until)
+		}
 		srv.SetRoom(rm)
 		fmt.Fprintf(stdout, "lab serve: room %s in database %s; lab room --room %s shows it\n", *roomName, room.DBName(*roomName), *roomName)
 	}
@@ -211,7 +220,14 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintln(stderr, "lab serve: stopped: every session ended, told why, its workers gone")
-	if made := srv.Made(); len(made) > 0 && !*keepLogins {
+	if made := srv.Made(); len(made) > 0 && *keepLogins > 0 {
+		until := time.Now().Add(*keepLogins).UTC()
+		if err := rm.SetMeta(context.Background(), "logins_until", until.Format(time.RFC3339)); err != nil {
+			fmt.Fprintf(stderr, "lab serve: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stderr, "lab serve: kept the logins of %d participant(s) until %s (the room's next lab serve removes them then; lab room --drop at once)\n", len(made), until.Format(time.DateTime))
+	} else if len(made) > 0 {
 		// No participant's login outlives the class.
 		c, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()

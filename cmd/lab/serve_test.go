@@ -563,3 +563,49 @@ func TestServeRefusesToHandOutTheLabsOwnLoginsUnlessTold(t *testing.T) {
 		t.Errorf("lab serve --share-logins does not warn that logins are shared:\n%s", log.String())
 	}
 }
+
+// lab serve --keep-logins D keeps a stopped class's logins for a resume,
+// and the room's next lab serve removes them once D has passed.
+func TestKeptLoginsAreRemovedByTheRoomsNextServeOnceExpired(t *testing.T) {
+	env := labtest.Connect(t)
+	rm, kim := env.NS, env.Derived("ke")
+	state := t.TempDir()
+	serve := func(args ...string) (*exec.Cmd, *syncBuf, string) {
+		addr := freePort(t)
+		cmd := exec.Command(labBin(t), append([]string{"serve", "--listen", addr, "--share-logins", "--room", rm, "--seats", "2"}, args...)...)
+		cmd.Env = append(os.Environ(), "LAB_WORKSHOP_PASSWORD=pw-two", "XDG_STATE_HOME="+state)
+		out := &syncBuf{}
+		cmd.Stdout, cmd.Stderr = out, out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		return cmd, out, addr
+	}
+	users := func() int {
+		var n int
+		env.Svc.MySQL.QueryRow("SELECT COUNT(*) FROM mysql.user WHERE User=?", services.ParticipantUser(kim)).Scan(&n)
+		return n
+	}
+	first, out, addr := serve("--keep-logins", "1s")
+	sshEnter(t, addr, kim)
+	for deadline := time.Now().Add(20 * time.Second); users() == 0; time.Sleep(200 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no MySQL user for the participant:\n%s", out.String())
+		}
+	}
+	first.Process.Signal(os.Interrupt)
+	if err := first.Wait(); err != nil || !strings.Contains(out.String(), "kept the logins of 1 participant") || users() != 1 {
+		t.Fatalf("lab serve --keep-logins after Ctrl-C: %v, %d users\n%s", err, users(), out.String())
+	}
+	time.Sleep(1500 * time.Millisecond)
+	_, again, _ := serve()
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(again.String(), "participants run: ssh"); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the room's next lab serve did not start:\n%s", again.String())
+		}
+	}
+	if !strings.Contains(again.String(), "removed the logins of 1 participant(s) a stopped class kept") || users() != 0 {
+		t.Errorf("the room's next lab serve left the expired logins (%d users):\n%s", users(), again.String())
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/rmlab/lab/internal/broker"
+	"github.com/rmlab/lab/internal/room"
 	"github.com/rmlab/lab/internal/services"
 )
 
@@ -290,4 +291,32 @@ func (s *Server) ForgetMade(ctx context.Context) error {
 		s.logins.mu.Unlock()
 	}
 	return errors.Join(errs...)
+}
+
+// ForgetExpired removes the logins a stopped class of room rm kept
+// (lab serve --keep-logins) once their time has passed: every name the
+// room has seen. It returns how many and until when they were kept.
+func (s *Server) ForgetExpired(ctx context.Context, rm *room.Room) (int, string, error) {
+	v, err := rm.Meta(ctx, "logins_until")
+	if err != nil || v == "" {
+		return 0, "", err
+	}
+	until, err := time.Parse(time.RFC3339, v)
+	if err != nil || time.Now().Before(until) {
+		return 0, v, nil // kept still (or not a time of the lab's: left alone)
+	}
+	names, err := rm.Names(ctx)
+	if err != nil {
+		return 0, v, err
+	}
+	c, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	var errs []error
+	for _, ns := range names {
+		errs = append(errs, s.logins.Forget(c, s.cfg.Services, ns))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return 0, v, err
+	}
+	return len(names), v, rm.SetMeta(ctx, "logins_until", "")
 }
