@@ -123,3 +123,4 @@ var (
 
 var _ = catalog.Add("--keep-logins needs --room NAME: the room keeps when the logins expire", "zh", "--keep-logins 需要 --room NAME：由房间记住这些登录何时过期")
 var _ = catalog.Add("the logins a stopped class kept until %s: %v", "zh", "一个已停止的班级保留到 %s 的登录：%s")
+var _ = catalog.Add("kept the logins of %d participant(s) until %s (the room's next lab serve removes them then; lab room --drop at once)", "zh", "保留了 %s 位参与者的登录，直到 %s（届时房间的下一个 lab serve 会删除它们；lab room --drop 会立即删除）")
