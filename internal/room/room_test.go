@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -583,5 +584,43 @@ func TestOneParticipantsSavesAreBoundedPerSecond(t *testing.T) {
 		if p.Name == "eve" && p.Step != 30 {
 			t.Errorf("eve's row holds step %d, want her last save's 30", p.Step)
 		}
+	}
+}
+
+// Verdicts written at once, each from a snapshot that had not seen the
+// others (a screen's save beside the server's grading), all stay: 40
+// challenges' verdicts, four writers at a time, leave 40 (500 sent four
+// at a time once left 221).
+func TestVerdictsWrittenAtOnceAreAllKept(t *testing.T) {
+	r := open(t)
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make(chan error, 40)
+	sem := make(chan struct{}, 4)
+	for i := 0; i < 40; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			f := progress.New()
+			f.Keep(progress.Verdict{Challenge: fmt.Sprintf("c%02d", i), Passed: true, Seed: 1, Line: "passed"}, time.Now())
+			b, _ := json.Marshal(f)
+			errs <- r.Store("gus").Save(ctx, b)
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, err := r.Store("gus").Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Challenges) != 40 {
+		t.Errorf("%d of 40 verdicts kept", len(f.Challenges))
 	}
 }
