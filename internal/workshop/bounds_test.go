@@ -137,6 +137,7 @@ func TestAFloodOfEnvRequestsIsRefusedAndCostsNoMemory(t *testing.T) {
 // what four do. A closed session frees its place; each kind of refusal
 // has one log line per connection, not one per request.
 func TestOneConnectionsSessionsAndTheirEnvAreBoundedTogether(t *testing.T) {
+	t.Parallel()
 	var log syncLog
 	addr, _ := start(t, workshop.Config{Seats: 2, Log: &log})
 	c, err := dial(addr, who(t, "cs"), password)
@@ -187,6 +188,7 @@ func TestOneConnectionsSessionsAndTheirEnvAreBoundedTogether(t *testing.T) {
 // A subsystem (sftp) or X11 request is refused with a log line, once per
 // connection; it used to be refused with none.
 func TestASubsystemRequestIsRefusedAndLogged(t *testing.T) {
+	t.Parallel()
 	var log syncLog
 	addr, _ := start(t, workshop.Config{Seats: 2, Log: &log})
 	c, err := dial(addr, who(t, "sf"), password)
@@ -218,6 +220,7 @@ func TestASubsystemRequestIsRefusedAndLogged(t *testing.T) {
 // in ten seconds (and the room's log with them): 21000 refused challenge-result
 // sessions over one connection wrote 21000.
 func TestOneNamesRefusalsAreBoundedInTheLog(t *testing.T) {
+	t.Parallel()
 	var log syncLog
 	addr, _ := start(t, workshop.Config{Seats: 2, Log: &log})
 	name := who(t, "fl")
