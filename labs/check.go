@@ -462,8 +462,18 @@ type Report struct {
 // or its top-level files), translations against the English lessons.
 func Check(paths ...string) Report {
 	var r Report
+	// What only an author is told (the lesson still loads and runs): a
+	// check that cannot fail.
+	authoring := func(ls ...*lab.Lesson) {
+		for _, l := range ls {
+			lintConstant(l, func(line int, format string, args ...any) {
+				r.Problems = append(r.Problems, Problem{File: l.File, Line: line, Msg: fmt.Sprintf(format, args...)})
+			})
+		}
+	}
 	add := func(ls []*lab.Lesson, err error) {
 		r.Lessons += len(ls)
+		authoring(ls...)
 		var fe FileErrors
 		switch {
 		case errors.As(err, &fe):
@@ -495,6 +505,7 @@ func Check(paths ...string) Report {
 				r.Problems = append(r.Problems, err)
 			} else if l != nil {
 				r.Lessons++
+				authoring(l)
 			}
 			continue
 		}

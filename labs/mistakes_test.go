@@ -1,6 +1,7 @@
 package labs_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -197,5 +198,36 @@ func TestATranslatedStepThatDiffersSaysWhat(t *testing.T) {
 		if got := labs.StepDiff(en, c.tr); got != c.want {
 			t.Errorf("%+v: %q, want %q", c.tr, got, c.want)
 		}
+	}
+}
+
+// A check that reads nothing from a server holds whatever the servers
+// answer, and every mutant of its expected value is killed: lab check
+// reports it (file:line and the fix), and the lesson still loads. A check
+// that reads a table, a variable or a function of the server is not one.
+func TestLabCheckReportsACheckThatCannotFail(t *testing.T) {
+	dir := t.TempDir()
+	constant := head + "```sql\nSELECT 1 AS one, 'x';\n```\n\n```expect\nvalue 1\n```\n" +
+		"\n```ledger variant=unsafe expect=\"applied once\"\nintended: 1\napplied: 1\n```\n\n```ledger variant=safe expect=\"applied once\"\nintended: 1\napplied: SELECT 1+0\n```\n"
+	reads := strings.Replace(head, "id: t\nnumber: 1", "id: u\nnumber: 2", 1) + "```sql\nSELECT COUNT(*) FROM points_account;\n```\n\n```expect\nvalue 0\n```\n\n```sql\nSELECT @@transaction_isolation;\n```\n\n```expect\nrows 1\n```\n\n```sql\nSELECT NOW() > 0;\n```\n\n```expect\nvalue 1\n```\n" +
+		"\n```ledger variant=unsafe expect=\"applied once\"\nintended: 1\napplied: SELECT COUNT(*) FROM points_account\n```\n\n```ledger variant=safe expect=\"applied once\"\nintended: 1\napplied: SELECT COUNT(*) FROM points_account\n```\n"
+	os.WriteFile(filepath.Join(dir, "01-t.md"), []byte(constant), 0o644)
+	os.WriteFile(filepath.Join(dir, "02-u.md"), []byte(reads), 0o644)
+	r := labs.Check(dir)
+	got := fmt.Sprint(r.Problems)
+	for _, want := range []string{
+		"01-t.md:17: expect checks the sql step at line 13, which reads nothing from a server",
+		"01-t.md:21: ledger unsafe reads nothing from a server",
+		"01-t.md:26: ledger safe reads nothing from a server",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("lab check lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "02-u.md") {
+		t.Errorf("a check that reads the server was reported:\n%s", got)
+	}
+	if r.Lessons != 2 {
+		t.Errorf("%d lessons loaded, want both (the report is the author's, not a load error)", r.Lessons)
 	}
 }

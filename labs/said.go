@@ -113,3 +113,11 @@ var (
 	_ = catalog.Add("so `not header` always passes and shows nothing",
 		"zh", "所以 `not header` 总是通过，什么也说明不了")
 )
+
+// lab check's checks that cannot fail.
+var (
+	_ = catalog.Add("ledger %s reads nothing from a server (every field is a number or a constant SELECT), so it holds whatever the servers answer: give applied: (or committed:, delivered:) a SELECT, redis:, broker: or outbox: read",
+		"zh", "ledger %s 没有从任何服务器读取数据（每个字段都是数字或常量 SELECT），所以无论服务器怎么回答它都成立：请给 applied:（或 committed:、delivered:）一个 SELECT、redis:、broker: 或 outbox: 读取")
+	_ = catalog.Add("expect checks the sql step at line %d, which reads nothing from a server (a constant SELECT), so it holds whatever the server answers: select from a table the lesson changes",
+		"zh", "expect 检查的是第 %s 行的 sql 步骤，它没有从服务器读取任何东西（常量 SELECT），所以无论服务器怎么回答它都成立：请从课程会改动的表里查询")
+)
