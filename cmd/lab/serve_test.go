@@ -609,3 +609,72 @@ func TestKeptLoginsAreRemovedByTheRoomsNextServeOnceExpired(t *testing.T) {
 		t.Errorf("the room's next lab serve left the expired logins (%d users):\n%s", users(), again.String())
 	}
 }
+
+// Two lab serve of one room: a participant who moved from A to B keeps
+// their logins when A stops (B renewed them and holds their screen); A
+// removes only what no other server of the room holds.
+func TestAServerStoppingLeavesTheLoginsOfAParticipantOnAnotherServer(t *testing.T) {
+	env := labtest.Connect(t)
+	rm, ann := env.NS, env.Derived("mv")
+	start := func() (*exec.Cmd, *syncBuf, string) {
+		addr := freePort(t)
+		cmd := exec.Command(labBin(t), "serve", "--listen", addr, "--share-logins", "--room", rm, "--seats", "2")
+		cmd.Env = append(os.Environ(), "LAB_WORKSHOP_PASSWORD=pw-two", "XDG_STATE_HOME="+t.TempDir())
+		out := &syncBuf{}
+		cmd.Stdout, cmd.Stderr = out, out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		return cmd, out, addr
+	}
+	a, aOut, aAddr := start()
+	_, _, bAddr := start()
+	onA := sshEnter(t, aAddr, ann)
+	users := func() int {
+		var n int
+		env.Svc.MySQL.QueryRow("SELECT COUNT(*) FROM mysql.user WHERE User=?", services.ParticipantUser(ann)).Scan(&n)
+		return n
+	}
+	for deadline := time.Now().Add(20 * time.Second); users() == 0; time.Sleep(200 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no MySQL user for the participant on A:\n%s", aOut.String())
+		}
+	}
+	onA.Close() // she leaves A …
+	// … and comes back on B, once A has let her screen go (B says "on
+	// another server" until then).
+	onB := false
+	for deadline := time.Now().Add(40 * time.Second); !onB; {
+		if time.Now().After(deadline) {
+			t.Fatal("the participant never got a screen on B")
+		}
+		c, err := gossh.Dial("tcp", bAddr, &gossh.ClientConfig{User: ann, Auth: []gossh.AuthMethod{gossh.Password("pw-two")},
+			HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 2 * time.Second})
+		if err != nil {
+			time.Sleep(300 * time.Millisecond)
+			continue
+		}
+		s, _ := c.NewSession()
+		var screen syncBuf
+		s.Stdout, s.Stderr = &screen, &screen
+		s.RequestPty("xterm-256color", 30, 100, gossh.TerminalModes{})
+		s.Shell()
+		for wait := time.Now().Add(3 * time.Second); time.Now().Before(wait) && !onB; time.Sleep(100 * time.Millisecond) {
+			onB = strings.Contains(screen.String(), "reliable-messaging lab")
+		}
+		if !onB {
+			c.Close()
+			continue
+		}
+		t.Cleanup(func() { c.Close() })
+	}
+	time.Sleep(time.Second) // B's claim beats
+	a.Process.Signal(os.Interrupt)
+	if err := a.Wait(); err != nil {
+		t.Fatalf("A after Ctrl-C: %v\n%s", err, aOut.String())
+	}
+	if users() != 1 {
+		t.Errorf("A's stop removed the MySQL user of a participant B holds:\n%s", aOut.String())
+	}
+}

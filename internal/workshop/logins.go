@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -281,7 +282,16 @@ func (s *Server) Made() []string { return s.logins.Made() }
 // and says which it could not.
 func (s *Server) ForgetMade(ctx context.Context) error {
 	var errs []error
+	rm := s.room()
 	for _, ns := range s.logins.Made() {
+		if rm != nil {
+			// A participant now on another server of the room holds the
+			// same logins (renewed there): that server removes them when
+			// it stops, or lab room --drop does.
+			if on, err := rm.Holder(ctx, ns); err == nil && on != "" && !strings.HasPrefix(on, rm.Server+"#") && on != rm.Server {
+				continue
+			}
+		}
 		if err := s.logins.Forget(ctx, s.cfg.Services, ns); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", ns, err))
 			continue
