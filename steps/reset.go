@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	lab "github.com/rmlab/lab"
 	"github.com/rmlab/lab/internal/services"
@@ -84,17 +85,40 @@ func (resetKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		if err != nil {
 			return fail("reset %s: %v", name, err)
 		}
+		marked := false
 		for _, st := range labsql.Split(r.Expand(text)) {
 			st = svc.Names.SQL(st)
 			res.Sent = append(res.Sent, st)
+			creates := strings.HasPrefix(strings.ToUpper(strings.TrimSpace(st)), "CREATE DATABASE")
+			// Marked the moment it exists, even when the run is ending (a
+			// session closed: the CREATE may have landed though the client
+			// saw its context end): a database the lab made and did not
+			// mark is one it can neither drop again nor give back.
+			mark := func() error {
+				mc, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+				defer cancel()
+				return services.MarkFor(mc, svc.MySQL, name, svc.Config.Owner)
+			}
 			if _, err := c.ExecContext(ctx, st); err != nil {
+				if creates {
+					mark() // only where it landed: no database, no mark
+				}
 				c.Close()
 				return fail("reset %s: %s: %v", name, firstLine(st), err)
 			}
+			if creates && !marked {
+				if err := mark(); err != nil {
+					c.Close()
+					return fail("%v", err)
+				}
+				marked = true
+			}
 		}
 		c.Close()
-		if err := services.MarkFor(ctx, svc.MySQL, name, svc.Config.Owner); err != nil {
-			return fail("%v", err)
+		if !marked {
+			if err := services.MarkFor(ctx, svc.MySQL, name, svc.Config.Owner); err != nil {
+				return fail("%v", err)
+			}
 		}
 		obs = append(obs, sayRecreated.F(name, labsql.Schema(db)))
 	}

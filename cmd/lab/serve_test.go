@@ -644,10 +644,10 @@ func TestAServerStoppingLeavesTheLoginsOfAParticipantOnAnotherServer(t *testing.
 	onA.Close() // she leaves A …
 	// … and comes back on B, once A has let her screen go (B says "on
 	// another server" until then).
-	onB := false
-	for deadline := time.Now().Add(40 * time.Second); !onB; {
+	onB, last := false, ""
+	for deadline := time.Now().Add(60 * time.Second); !onB; {
 		if time.Now().After(deadline) {
-			t.Fatal("the participant never got a screen on B")
+			t.Fatalf("the participant never got a screen on B; it last said:\n%s", last)
 		}
 		c, err := gossh.Dial("tcp", bAddr, &gossh.ClientConfig{User: ann, Auth: []gossh.AuthMethod{gossh.Password("pw-two")},
 			HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 2 * time.Second})
@@ -658,12 +658,26 @@ func TestAServerStoppingLeavesTheLoginsOfAParticipantOnAnotherServer(t *testing.
 		s, _ := c.NewSession()
 		var screen syncBuf
 		s.Stdout, s.Stderr = &screen, &screen
+		s.StdinPipe() // open: an EOF would end the screen
 		s.RequestPty("xterm-256color", 30, 100, gossh.TerminalModes{})
 		s.Shell()
-		for wait := time.Now().Add(3 * time.Second); time.Now().Before(wait) && !onB; time.Sleep(100 * time.Millisecond) {
-			onB = strings.Contains(screen.String(), "reliable-messaging lab")
+		ended := make(chan struct{})
+		go func() { s.Wait(); close(ended) }()
+		// Until the screen shows or B refuses (the session ends): a busy
+		// machine takes seconds to make her logins and draw it.
+	attempt:
+		for wait := time.After(20 * time.Second); !onB; {
+			select {
+			case <-ended:
+				break attempt
+			case <-wait:
+				break attempt
+			case <-time.After(100 * time.Millisecond):
+				onB = strings.Contains(screen.String(), "reliable-messaging lab")
+			}
 		}
 		if !onB {
+			last = screen.String()
 			c.Close()
 			continue
 		}
