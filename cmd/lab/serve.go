@@ -71,6 +71,10 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lab serve --advertise %q: give HOST:PORT, the address participants reach (%v)\n", *advertise, err)
 		return 2
 	}
+	if *keepLogins > 0 && *roomName == "" {
+		fmt.Fprintln(stderr, "lab serve: --keep-logins needs --room NAME: the room keeps when the logins expire")
+		return 2
+	}
 	if g.lessons != "" {
 		_ = progress.RememberLessons(g.lessons) // for lab clean, in any participant's namespace
 	}
@@ -175,10 +179,6 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "lab serve: listen on %s: %v\n  fix: pick a free address with --listen HOST:PORT\n", *listen, err)
 		return 1
-	}
-	if *keepLogins > 0 && *roomName == "" {
-		fmt.Fprintln(stderr, "lab serve: --keep-logins needs --room NAME: the room keeps when the logins expire")
-		return 2
 	}
 	var rm *room.Room
 	if *roomName != "" {

@@ -567,6 +567,11 @@ func TestServeRefusesToHandOutTheLabsOwnLoginsUnlessTold(t *testing.T) {
 // lab serve --keep-logins D keeps a stopped class's logins for a resume,
 // and the room's next lab serve removes them once D has passed.
 func TestKeptLoginsAreRemovedByTheRoomsNextServeOnceExpired(t *testing.T) {
+	// Without a room there is nowhere to keep when they expire: refused
+	// before anything starts.
+	if _, errOut, code := runLab(t, "serve", "--listen", freePort(t), "--keep-logins", "1h"); code != 2 || !strings.Contains(errOut, "--keep-logins needs --room") {
+		t.Errorf("lab serve --keep-logins with no room: exit %d: %s", code, errOut)
+	}
 	env := labtest.Connect(t)
 	rm, kim := env.NS, env.Derived("ke")
 	state := t.TempDir()

@@ -40,12 +40,13 @@ func RedisUser(ns string) string { return ParticipantUser(ns) }
 
 // redisCommands are what a participant's lessons and workers send: the
 // lessons' redis steps (GET, EXISTS, EXPIRE, TTL), the consumer's marks
-// (SET NX, SETNX, GET, DEL) and the client's own handshake. No SCAN or
+// (SET NX, SETNX, GET, DEL) and the client's own handshake (HELLO, AUTH,
+// PING; no SELECT: its keys are in database 0). No SCAN or
 // KEYS: they list every participant's key names (a reset's SCAN runs as
 // the lab); no command that reaches the server's configuration, other
 // clients or the whole keyspace.
 var redisCommands = []string{"+get", "+set", "+setnx", "+del", "+exists", "+expire", "+pexpire", "+ttl", "+pttl",
-	"+ping", "+echo", "+hello", "+auth", "+select"}
+	"+ping", "+hello", "+auth"}
 
 // redisLater are allowed where the server knows them (CLIENT SETINFO came
 // with Redis 7.2; the client sends it and lives without it).
