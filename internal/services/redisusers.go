@@ -53,11 +53,18 @@ var redisCommands = []string{"+get", "+set", "+setnx", "+del", "+exists", "+expi
 var redisLater = []string{"+client|setinfo"}
 
 // MakeRedisUser makes (or renews, with a new password) participant ns's
-// Redis user, allowed only the keys of ns (lab_NS:*, NS:*) and the
+// Redis user, allowed only the keys of ns (lab_NS:*, NS:*; lab:* for the
+// default namespace) and the
 // commands its lessons send, and returns the address that logs in as it.
 func MakeRedisUser(ctx context.Context, admin *redis.Client, addr, ns string) (string, error) {
 	user, pass := RedisUser(ns), Password()
-	args := []any{"ACL", "SETUSER", user, "reset", "on", ">" + pass, "~lab_" + ns + ":*", "~" + ns + ":*", "resetchannels", "-@all"}
+	// Its keys as the lab names them (Names.RedisKey): lab_NS:* and NS:*,
+	// or lab:* for the default namespace (lab replay --as-participant).
+	args := []any{"ACL", "SETUSER", user, "reset", "on", ">" + pass, "~" + Names{NS: ns}.RedisKey("lab:*")}
+	if ns != "" {
+		args = append(args, "~"+ns+":*")
+	}
+	args = append(args, "resetchannels", "-@all")
 	for _, c := range redisCommands {
 		args = append(args, c)
 	}
