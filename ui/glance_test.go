@@ -23,13 +23,16 @@ import (
 // verdict. Lesson 12 meets the broker only: its panels open on the queues,
 // never on "this lesson shows no tables".
 func TestAt80x24TheStepsRowsTheQueuesAndTheVerdictShareAFrame(t *testing.T) {
-	env := walkEnv(t)
 	ls, err := labs.Builtin("en")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct{ lesson, option string }{{"1", ""}, {"12", ""}, {"24", "after-confirm"}} {
 		t.Run("lesson"+c.lesson, func(t *testing.T) {
+			// Side by side, each in a namespace of its own: each mostly
+			// waits on its workers and its polls.
+			t.Parallel()
+			env := walkEnv(t)
 			l := labs.Find(ls, c.lesson)
 			a, d := openLessonAt(t, env, l.ID, 80, 24)
 			s, tx := a.sess, a.c.t()

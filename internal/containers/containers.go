@@ -78,13 +78,20 @@ func (e Engine) client() *http.Client {
 	}}}
 }
 
-// Answers pings the engine (a second at most): a machine without one
-// answers false in milliseconds.
+// PingLimit bounds the engine's answer to a ping once its socket accepts:
+// an engine busy starting other containers on a loaded machine took more
+// than a second (CI's laptop lost lesson 19 to a 1 s ping); a machine
+// without an engine still answers false at once (no socket, or a refused
+// connection).
+var PingLimit = 15 * time.Second
+
+// Answers pings the engine: false at once where nothing listens on its
+// socket, else whether it answers within PingLimit.
 func (e Engine) Answers(ctx context.Context) bool {
 	if _, err := os.Stat(e.Socket); err != nil {
 		return false
 	}
-	c, cancel := context.WithTimeout(ctx, time.Second)
+	c, cancel := context.WithTimeout(ctx, PingLimit)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(c, http.MethodGet, "http://docker/_ping", nil)
 	resp, err := e.client().Do(req)
