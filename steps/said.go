@@ -7,7 +7,9 @@ package steps
 import "github.com/rmlab/lab/internal/catalog"
 
 var (
-	sayPaused = catalog.Add("%s is paused at %s (pid %d)",
+	sayOnErrorValue     = catalog.Add("%s: on-error=%s: write on-error=continue (the client carries on after the error) or on-error=stop", "zh", "%s：on-error=%s：请写 on-error=continue（客户端在出错后继续）或 on-error=stop")
+	sayOnErrorNeedsCode = catalog.Add("%s: on-error=continue names no error to carry on after; add error=CODE (error=1062)", "zh", "%s：on-error=continue 没有指明要在哪个错误之后继续；请加上 error=CODE（如 error=1062）")
+	sayPaused           = catalog.Add("%s is paused at %s (pid %d)",
 		"zh", "%s 停在 %s（pid %d）")
 	sayExited = catalog.Add("%s exited with code %d",
 		"zh", "%s 已退出，退出码 %d")

@@ -2,6 +2,7 @@ package steps
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -15,20 +16,29 @@ import (
 
 // sqlKind runs statements on a named session.
 //
-//	```sql session=A db=blog_idempotency_lab [file=idempotency/x.sql] [error=1062] [blocks] [timeout=10s]
+//	```sql session=A db=blog_idempotency_lab [file=idempotency/x.sql] [error=1062 [on-error=continue]] [blocks] [timeout=10s]
 //	START TRANSACTION;
 //	INSERT ...;
 //	```
 //
-// Statements run one by one and stop at the first error. An error fails the
-// step unless error=CODE names it. With blocks, the last statement is
+// Statements run one by one and stop at the first error, as the mysql
+// client does with a script. An error fails the step unless error=CODE
+// names it. With on-error=continue the session is a client that carries on
+// after that error (a program that logs it and sends the next statement,
+// mysql --force): the statements after it run in the same transaction. With blocks, the last statement is
 // expected to wait on a lock: after grace (default 1s) the step returns with
 // it still blocked inside the server, and a later await step collects it.
 type sqlKind struct{}
 
 func (sqlKind) Check(s *lab.Step) error {
-	if err := checkAttrs(s, "session", "db", "file", "error", "blocks", "timeout", "grace"); err != nil {
+	if err := checkAttrs(s, "session", "db", "file", "error", "on-error", "blocks", "timeout", "grace"); err != nil {
 		return err
+	}
+	switch v, ok := s.Attrs["on-error"]; {
+	case ok && v != "continue" && v != "stop":
+		return errors.New(sayOnErrorValue.F(s.Where(), v))
+	case v == "continue" && s.Attrs["error"] == "":
+		return errors.New(sayOnErrorNeedsCode.F(s.Where()))
 	}
 	if err := checkDB(s, s.Attrs["db"]); err != nil {
 		return err
@@ -105,6 +115,8 @@ func (sqlKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	if sess.Waiting() {
 		return fail("session %s is still waiting on an earlier statement; add an await step for it first", name)
 	}
+	carryOn := s.Attrs["on-error"] == "continue"
+	erred := false // the named error came, and the client carried on
 	for i, st := range stmts {
 		res.Sent = append(res.Sent, st)
 		r.settleTrxCache(ctx, st)
@@ -133,10 +145,14 @@ func (sqlKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 					res.Why = sayWantedErrGot.F(want, o.ErrText)
 				}
 			}
+			if carryOn && res.Passed && i < len(stmts)-1 {
+				erred = true
+				continue
+			}
 			break
 		}
 		if i == len(stmts)-1 {
-			if want := s.Attrs["error"]; want != "" {
+			if want := s.Attrs["error"]; want != "" && !erred {
 				res.Passed = false
 				res.Why = sayWantedErrNone.F(want)
 			}

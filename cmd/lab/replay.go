@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -26,6 +27,7 @@ type replayFlags struct {
 	all, json, strict bool
 	asParticipant     bool
 	junit, transcript string
+	kinds             string
 	parallel, mutate  int
 	repeat            int
 	seed              uint64
@@ -48,7 +50,7 @@ func defaultParallel(ctx context.Context, svc *services.Services) int {
 
 func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs, g := command("replay", `usage: lab replay [ID|N ...|--all|FILE.md] [--json] [--junit FILE] [--transcript FILE] [--parallel N] [--strict]
-                  [--mutate N [--seed S]] [flags]
+                  [--mutate N [--kind K,...] [--seed S]] [flags]
 
 runs lessons with no terminal, each from its reset and along every path of its choices
 `, stderr)
@@ -58,7 +60,8 @@ runs lessons with no terminal, each from its reset and along every path of its c
 	fs.StringVar(&f.transcript, "transcript", "", "write a Markdown transcript to FILE")
 	fs.BoolVar(&f.all, "all", false, "every lesson")
 	fs.IntVar(&f.parallel, "parallel", 0, "lessons side by side (0: the default for this machine)")
-	fs.IntVar(&f.mutate, "mutate", 0, "N mutants of each lesson instead of the lessons; each must fail where it was changed")
+	fs.IntVar(&f.mutate, "mutate", 0, "N mutants of each kind of each lesson instead of the lessons; each must fail where it was changed")
+	fs.StringVar(&f.kinds, "kind", "", "with --mutate: the kinds of mutant, comma-separated: expected (an expected value changed: it must fail there), fault-removed (a fault step taken out: a step after it must fail); default both")
 	fs.IntVar(&f.repeat, "repeat", 1, "replay the lessons N times over, then print each lesson's failures of N (a flake's measure)")
 	fs.Uint64Var(&f.seed, "seed", 0, "with --mutate: which mutants (0: drawn from the clock, printed)")
 	// CI must not count a lesson that checked less than it claims as green.
@@ -79,6 +82,14 @@ func cmdReplay(ctx context.Context, g globals, args []string, f replayFlags, std
 		fmt.Fprintln(stderr, "lab replay: "+sayMutateN.F())
 		return 2
 	}
+	kinds, err := mutation.ParseKinds(f.kinds)
+	if err != nil || f.kinds != "" && f.mutate == 0 {
+		if err == nil {
+			err = errors.New(sayKindNeedsMutate.F())
+		}
+		fmt.Fprintln(stderr, "lab replay: --kind: "+err.Error())
+		return 2
+	}
 	if f.repeat < 1 || f.repeat > 1 && (f.mutate > 0 || f.json || f.junit != "" || f.transcript != "") {
 		fmt.Fprintln(stderr, "lab replay: "+sayRepeatN.F())
 		return 2
@@ -89,7 +100,7 @@ func cmdReplay(ctx context.Context, g globals, args []string, f replayFlags, std
 	}
 	var mutants []mutation.Mutant
 	if f.mutate > 0 {
-		mutants, lessons = replayMutants(lessons, f, stderr)
+		mutants, lessons = replayMutants(lessons, f, kinds, stderr)
 	}
 	svc, code := connect(ctx, g, stderr, true)
 	if svc == nil {
@@ -241,7 +252,7 @@ func replayLessons(g globals, args []string, all bool, stderr io.Writer) ([]*lab
 
 // replayMutants draws f.mutate mutants of each lesson (--seed, or one from
 // the clock, printed) and returns them with the lessons to replay: theirs.
-func replayMutants(lessons []*lab.Lesson, f replayFlags, stderr io.Writer) ([]mutation.Mutant, []*lab.Lesson) {
+func replayMutants(lessons []*lab.Lesson, f replayFlags, kinds []mutation.Kind, stderr io.Writer) ([]mutation.Mutant, []*lab.Lesson) {
 	seed := f.seed
 	if seed == 0 {
 		seed = uint64(time.Now().UnixNano()) % 1_000_000
@@ -250,7 +261,7 @@ func replayMutants(lessons []*lab.Lesson, f replayFlags, stderr io.Writer) ([]mu
 	for _, l := range lessons {
 		all = append(all, mutation.Of(l)...)
 	}
-	mutants := mutation.Sample(all, f.mutate, seed)
+	mutants := mutation.Sample(all, f.mutate, seed, kinds)
 	fmt.Fprintf(stderr, "lab replay: %d of %d mutants of %d lessons (--mutate %d --seed %d)\n", len(mutants), len(all), len(lessons), f.mutate, seed)
 	out := make([]*lab.Lesson, 0, len(mutants))
 	for _, m := range mutants {

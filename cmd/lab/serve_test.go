@@ -40,14 +40,17 @@ func freePort(t *testing.T) string {
 }
 
 // TestLabRoomResetEndsTheSessionCleansTheNamespaceAndForgetsTheProgress
-// runs the real binaries: lab serve --room, a participant over SSH who runs
-// lesson 1's reset, then lab room --reset.
+// runs the real binaries: lab serve --room --broker-control rabbitmqctl, a
+// participant over SSH who runs lesson 1's reset, then lab room --reset
+// with no broker control of its own: the room remembers how its server
+// made the participant's vhost, and the reset removes it with her logins.
 func TestLabRoomResetEndsTheSessionCleansTheNamespaceAndForgetsTheProgress(t *testing.T) {
 	env := labtest.Connect(t)
 	rm, alice := env.NS, env.Derived("al") // the room and its participant
 	addr := freePort(t)
-	serve := exec.Command(labBin(t), "serve", "--listen", addr, "--room", rm, "--seats", "2", "--share-logins")
-	serve.Env = append(os.Environ(), "LAB_WORKSHOP_PASSWORD=pw-reset", "XDG_STATE_HOME="+t.TempDir())
+	noControl := []string{"LAB_BROKER_CONTROL=", "LAB_MANAGEMENT_URL=http://127.0.0.1:1/"}
+	serve := exec.Command(labBin(t), "serve", "--listen", addr, "--room", rm, "--seats", "2", "--broker-control", "rabbitmqctl")
+	serve.Env = append(append(os.Environ(), noControl...), "LAB_WORKSHOP_PASSWORD=pw-reset", "XDG_STATE_HOME="+t.TempDir())
 	var serveOut syncBuf
 	serve.Stdout, serve.Stderr = &serveOut, &serveOut
 	if err := serve.Start(); err != nil {
@@ -96,9 +99,21 @@ func TestLabRoomResetEndsTheSessionCleansTheNamespaceAndForgetsTheProgress(t *te
 			t.Fatalf("the participant's reset created no database:\n%s", screen.String())
 		}
 	}
-	out, errOut, code := runLab(t, "room", "--room", rm, "--reset", alice)
-	if code != 0 || !strings.Contains(out, alice+" starts afresh") {
-		t.Fatalf("lab room --reset: exit %d\n%s%s", code, out, errOut)
+	if ok, _ := broker.VhostExists(context.Background(), env.Config().AMQP, services.ParticipantVhost(alice)); !ok {
+		t.Fatalf("the participant has no vhost of her own:\n%s", serveOut.String())
+	}
+	reset := exec.Command(labBin(t), "room", "--room", rm, "--reset", alice)
+	reset.Env = append(os.Environ(), noControl...)
+	o, err := reset.CombinedOutput()
+	if err != nil || !strings.Contains(string(o), alice+" starts afresh") {
+		t.Fatalf("lab room --reset: %v\n%s", err, o)
+	}
+	if ok, err := broker.VhostExists(context.Background(), env.Config().AMQP, services.ParticipantVhost(alice)); ok || err != nil {
+		t.Errorf("lab room --reset with no broker control of its own left the vhost %s its server made (%v):\n%s", services.ParticipantVhost(alice), err, o)
+	}
+	var users int
+	if err := db.QueryRow("SELECT COUNT(*) FROM mysql.user WHERE User=?", services.ParticipantUser(alice)).Scan(&users); err != nil || users != 0 {
+		t.Errorf("lab room --reset left the participant's MySQL user (%d, %v)", users, err)
 	}
 	select {
 	case <-done:
@@ -108,7 +123,7 @@ func TestLabRoomResetEndsTheSessionCleansTheNamespaceAndForgetsTheProgress(t *te
 	if exists() {
 		t.Errorf("%s is still there", aliceDB)
 	}
-	out, _, _ = runLab(t, "room", "--room", rm)
+	out, _, _ := runLab(t, "room", "--room", rm)
 	if strings.Contains(out, alice) {
 		t.Errorf("the room still lists %s:\n%s", alice, out)
 	}
@@ -455,12 +470,13 @@ func TestServeSaysTheAdvertisedAddressParticipantsReach(t *testing.T) {
 
 // A class run as the workshop guide ends it, with the lab alone: lab
 // serve (as the guide writes it) with a participant who ran a lesson's
-// reset, Ctrl-C, then lab room --drop as the guide writes it. Afterwards
-// nothing of the room is left: no participant's MySQL user, vhost,
-// database or Redis key, no room database.
+// reset and whose workers left a Redis key, then lab room --drop as the
+// guide writes it. The server ends by Ctrl-C (it removes the logins it
+// made; --drop the rest) or dies (SIGKILL: --drop removes everything, the
+// logins with the broker control the room remembers). Afterwards nothing
+// of the room is left: no participant's MySQL user, vhost, RabbitMQ user,
+// Redis user, database or Redis key, no room database.
 func TestAClassEndedAsTheGuideWritesItLeavesNothingOfTheRoom(t *testing.T) {
-	env := labtest.Connect(t)
-	rm, alice := env.NS, env.Derived("cl")
 	var serveLine, dropLine string
 	for _, l := range shLines(t, "../../docs/workshop.md") {
 		switch {
@@ -473,6 +489,17 @@ func TestAClassEndedAsTheGuideWritesItLeavesNothingOfTheRoom(t *testing.T) {
 	if serveLine == "" || dropLine == "" {
 		t.Fatalf("docs/workshop.md no longer ends a class with lab serve … --broker-control and lab room … --drop")
 	}
+	for _, end := range []struct {
+		name string
+		sig  os.Signal
+	}{{"ctrl-c", os.Interrupt}, {"server-died", os.Kill}} {
+		t.Run(end.name, func(t *testing.T) { classEndedAsTheGuideWritesIt(t, serveLine, dropLine, end.sig) })
+	}
+}
+
+func classEndedAsTheGuideWritesIt(t *testing.T, serveLine, dropLine string, sig os.Signal) {
+	env := labtest.Connect(t)
+	rm, alice := env.NS, env.Derived("cl")
 	addr := freePort(t)
 	pwFile := filepath.Join(t.TempDir(), "pw")
 	if err := os.WriteFile(pwFile, []byte("pw-two\n"), 0o600); err != nil {
@@ -511,17 +538,48 @@ func TestAClassEndedAsTheGuideWritesItLeavesNothingOfTheRoom(t *testing.T) {
 			t.Fatalf("the participant's reset made no database:\n%s", out.String())
 		}
 	}
-	users := "SELECT COUNT(*) FROM mysql.user WHERE User=?"
-	if count(users, services.ParticipantUser(alice)) != 1 {
+	ctx := context.Background()
+	user := services.ParticipantUser(alice)
+	brokerUser := func() bool {
+		o, err := exec.Command("rabbitmqctl", "-q", "list_users", "--no-table-headers").Output()
+		if err != nil {
+			t.Fatalf("rabbitmqctl list_users: %v", err)
+		}
+		for _, l := range strings.Split(string(o), "\n") {
+			if f := strings.Fields(l); len(f) > 0 && f[0] == user {
+				return true
+			}
+		}
+		return false
+	}
+	redisUser := func() bool {
+		v, err := env.Svc.Redis.Do(ctx, "ACL", "GETUSER", user).Result()
+		return err == nil && v != nil
+	}
+	if count("SELECT COUNT(*) FROM mysql.user WHERE User=?", user) != 1 {
 		t.Fatalf("the participant has no MySQL user of their own:\n%s", out.String())
 	}
-	ctx := context.Background()
 	if ok, _ := broker.VhostExists(ctx, env.Config().AMQP, services.ParticipantVhost(alice)); !ok {
 		t.Fatalf("the participant has no vhost of their own:\n%s", out.String())
 	}
-	serve.Process.Signal(os.Interrupt) // Ctrl-C
-	if err := serve.Wait(); err != nil || !strings.Contains(out.String(), "removed the logins it made for 1 participant") {
-		t.Fatalf("lab serve after Ctrl-C: %v\n%s", err, out.String())
+	if !brokerUser() || !redisUser() {
+		t.Fatalf("the participant has no RabbitMQ user (%v) or Redis user (%v) of their own:\n%s", brokerUser(), redisUser(), out.String())
+	}
+	// A key as the participant's consumer leaves one (lesson 6's mark).
+	key := services.Names{NS: alice}.RedisKey("lab:dedup:order-42")
+	if err := env.Svc.Redis.Set(ctx, key, "1", time.Hour).Err(); err != nil {
+		t.Fatal(err)
+	}
+	serve.Process.Signal(sig)
+	err := serve.Wait()
+	if sig == os.Interrupt {
+		if err != nil || !strings.Contains(out.String(), "removed the logins it made for 1 participant") {
+			t.Fatalf("lab serve after Ctrl-C: %v\n%s", err, out.String())
+		}
+		if count("SELECT COUNT(*) FROM mysql.user WHERE User=?", user) != 0 || brokerUser() || redisUser() {
+			t.Errorf("after Ctrl-C, lab serve left logins it made: MySQL %d, RabbitMQ %v, Redis %v",
+				count("SELECT COUNT(*) FROM mysql.user WHERE User=?", user), brokerUser(), redisUser())
+		}
 	}
 	if o, e, code := runLab(t, as(dropLine)...); code != 0 || !strings.Contains(o, "dropped room "+rm) {
 		t.Fatalf("%s: exit %d\n%s%s", dropLine, code, o, e)
@@ -529,14 +587,20 @@ func TestAClassEndedAsTheGuideWritesItLeavesNothingOfTheRoom(t *testing.T) {
 	if n := count(theirs, dbs...); n != 0 {
 		t.Errorf("%d of the room's databases are left", n)
 	}
-	if count(users, services.ParticipantUser(alice)) != 0 {
+	if count("SELECT COUNT(*) FROM mysql.user WHERE User=?", user) != 0 {
 		t.Errorf("the participant's MySQL user is left")
 	}
 	if ok, err := broker.VhostExists(ctx, env.Config().AMQP, services.ParticipantVhost(alice)); ok || err != nil {
 		t.Errorf("the participant's vhost is left (%v)", err)
 	}
-	if keys, err := env.Svc.Redis.Keys(ctx, "lab_"+alice+":*").Result(); err != nil || len(keys) > 0 {
-		t.Errorf("the participant's Redis keys are left: %v (%v)", keys, err)
+	if brokerUser() {
+		t.Errorf("the participant's RabbitMQ user %s is left", user)
+	}
+	if redisUser() {
+		t.Errorf("the participant's Redis user %s is left", user)
+	}
+	if n, err := env.Svc.Redis.Exists(ctx, key).Result(); err != nil || n != 0 {
+		t.Errorf("the participant's Redis key %s is left (%v)", key, err)
 	}
 }
 
@@ -561,6 +625,29 @@ func TestServeRefusesToHandOutTheLabsOwnLoginsUnlessTold(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), "WARNING") {
 		t.Errorf("lab serve --share-logins does not warn that logins are shared:\n%s", log.String())
+	}
+}
+
+// A Redis whose lab login cannot make users (no ACL: a Redis before 6, or
+// a login without the acl commands, as here) would have every participant
+// share one login, every key theirs: lab serve refuses, saying so.
+func TestServeRefusesARedisWhereParticipantsWouldShareOneLogin(t *testing.T) {
+	env := labtest.Connect(t, labtest.Redis)
+	ctx := context.Background()
+	user, pass := "rmlab_noacl"+strings.ToLower(env.NS), "pw-noacl"
+	if err := env.Svc.Redis.Do(ctx, "ACL", "SETUSER", user, "on", ">"+pass, "~*", "&*", "+@all", "-@admin").Err(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { env.Svc.Redis.Do(context.Background(), "ACL", "DELUSER", user) })
+	cmd := exec.Command(labBin(t), "serve", "--listen", freePort(t), "--broker-control", "rabbitmqctl", "--redis", user+":"+pass+"@"+env.Config().Redis)
+	cmd.Env = append(os.Environ(), "LAB_WORKSHOP_PASSWORD=pw", "XDG_STATE_HOME="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if code := cmd.ProcessState.ExitCode(); code != 2 || !strings.Contains(string(out), "would share the lab's own logins") ||
+		!strings.Contains(string(out), "Redis: participants' workers share one Redis login") {
+		t.Fatalf("lab serve with a Redis login that cannot make users: exit %d (%v)\n%s", code, err, out)
+	}
+	if strings.Contains(string(out), pass) {
+		t.Errorf("lab serve printed the Redis login's password:\n%s", out)
 	}
 }
 

@@ -1,15 +1,23 @@
-// Package mutation changes one expected value of a lesson and wants its
-// replay to fail exactly there. A check that passes whatever the servers
-// answered (a verb reading a field the step never fills, `not` turning an
-// error into a pass) survives its mutant, and the suite names it.
+// Package mutation changes a lesson and wants its replay to fail where the
+// change should show. Two kinds of mutant:
 //
-// The sites are every expectation line, a ledger's expect= verdict, a sql
-// or await step's error= code, a wait's exit code and a broker-restart's
-// ready count. A mutant keeps one path of the lesson's choices, one on
-// which the changed step runs, so replaying it costs one path.
+//   - expected: one expected value changed (every expectation line, a
+//     ledger's expect= verdict, a sql or await step's error= code, a wait's
+//     exit code, a broker-restart's ready count); the replay must fail at
+//     that step. A check that passes whatever the servers answered (a verb
+//     reading a field the step never fills, `not` turning an error into a
+//     pass) survives, and the suite names it.
+//   - fault-removed: one fault step taken out (a worker's kill, a node's
+//     kill, a broker restart, a proxy's dropped confirm or cut); some step
+//     after it must then fail, or the lesson's outcome did not depend on its
+//     fault.
+//
+// A mutant keeps one path of the lesson's choices, one on which the changed
+// step runs, so replaying it costs one path.
 package mutation
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -21,18 +29,30 @@ import (
 	"github.com/rmlab/lab/steps"
 )
 
-// Mutant is a copy of a lesson with one expected value changed.
+// Kind is what a mutant changes.
+type Kind string
+
+const (
+	Expected     Kind = "expected"      // one expected value changed
+	FaultRemoved Kind = "fault-removed" // one fault step taken out
+)
+
+// Kinds are the mutant kinds, in the order the suite draws them.
+var Kinds = []Kind{Expected, FaultRemoved}
+
+// Mutant is a copy of a lesson with one change.
 type Mutant struct {
+	Kind     Kind
 	Lesson   *lab.Lesson // the copy, cut to Path
 	ID       string      // the lesson's id
-	Step     int         // the changed step's line (its fence), where replay must fail
+	Step     int         // the changed step's line (its fence): expected fails there, fault-removed after it
 	Line     int         // the file line changed
 	From, To string      // what it said and what the mutant says
 	Path     string      // the choices taken ("winner=commit"), "" without any
 }
 
 func (m Mutant) String() string {
-	s := fmt.Sprintf("%s:%d  %s → %s", m.ID, m.Line, m.From, m.To)
+	s := fmt.Sprintf("%s %s:%d  %s → %s", m.Kind, m.ID, m.Line, m.From, m.To)
 	if m.Path != "" {
 		s += "  [" + m.Path + "]"
 	}
@@ -52,17 +72,55 @@ func Of(l *lab.Lesson) []Mutant {
 			continue // on no path: never runs
 		}
 		for _, site := range sites(s) {
-			m := Mutant{ID: l.ID, Step: s.Line, Line: site.line, From: site.from, To: site.to, Path: pathText(path)}
+			m := Mutant{Kind: Expected, ID: l.ID, Step: s.Line, Line: site.line, From: site.from, To: site.to, Path: pathText(path)}
 			m.Lesson = cut(l, path, i, site.step)
+			out = append(out, m)
+		}
+		if f := Fault(s); f != "" {
+			m := Mutant{Kind: FaultRemoved, ID: l.ID, Step: s.Line, Line: s.Line, From: f, To: "(no fault)", Path: pathText(path)}
+			m.Lesson = cut(l, path, i, nil)
 			out = append(out, m)
 		}
 	}
 	return out
 }
 
-// Sample picks up to n mutants of each lesson, drawn by seed: the same
-// seed picks the same ones, so a surviving mutant can be run again.
-func Sample(ms []Mutant, n int, seed uint64) []Mutant {
+// Fault is the fault a step injects, as the lesson writes it ("kill
+// worker=c1"), or "" for a step that injects none: a worker's kill, a
+// node's kill, a broker restart, a proxy told to drop a confirm or cut a
+// connection. (A pause-at is where a kill lands, not a fault; a restart of
+// nodes is the recovery.)
+func Fault(s *lab.Step) string {
+	switch s.Kind {
+	case "kill", "broker-restart":
+		return strings.TrimSpace(s.Kind + " " + attrsText(s, "worker"))
+	case "nodes":
+		if s.Attrs["kill"] != "" {
+			return "nodes " + attrsText(s, "kill")
+		}
+	case "proxy":
+		if f := attrsText(s, "drop-confirm", "cut-after"); f != "" {
+			return "proxy " + f
+		}
+	}
+	return ""
+}
+
+// attrsText is s's attributes named, as the lesson writes them.
+func attrsText(s *lab.Step, names ...string) string {
+	var parts []string
+	for _, k := range names {
+		if v, ok := s.Attrs[k]; ok {
+			parts = append(parts, k+"="+attrText(v))
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// Sample picks up to n mutants of each kind of each lesson, drawn by seed:
+// the same seed picks the same ones, so a surviving mutant can be run
+// again. kinds nil is every kind.
+func Sample(ms []Mutant, n int, seed uint64, kinds []Kind) []Mutant {
 	rng := rand.New(rand.NewPCG(seed, 0x6d75746174696f6e))
 	var out []Mutant
 	for i := 0; i < len(ms); {
@@ -70,14 +128,41 @@ func Sample(ms []Mutant, n int, seed uint64) []Mutant {
 		for j < len(ms) && ms[j].ID == ms[i].ID {
 			j++
 		}
-		group := slices.Clone(ms[i:j])
-		rng.Shuffle(len(group), func(a, b int) { group[a], group[b] = group[b], group[a] })
-		group = group[:min(n, len(group))]
-		slices.SortFunc(group, func(a, b Mutant) int { return a.Line - b.Line })
+		var group []Mutant
+		for _, k := range Kinds {
+			if kinds != nil && !slices.Contains(kinds, k) {
+				continue
+			}
+			var of []Mutant
+			for _, m := range ms[i:j] {
+				if m.Kind == k {
+					of = append(of, m)
+				}
+			}
+			rng.Shuffle(len(of), func(a, b int) { of[a], of[b] = of[b], of[a] })
+			group = append(group, of[:min(n, len(of))]...)
+		}
+		slices.SortStableFunc(group, func(a, b Mutant) int { return a.Line - b.Line })
 		out = append(out, group...)
 		i = j
 	}
 	return out
+}
+
+// ParseKinds reads a comma-separated list of kinds ("" is every kind).
+func ParseKinds(list string) ([]Kind, error) {
+	if list == "" {
+		return nil, nil
+	}
+	var out []Kind
+	for _, w := range strings.Split(list, ",") {
+		k := Kind(strings.TrimSpace(w))
+		if !slices.Contains(Kinds, k) {
+			return nil, errors.New(sayNoKind.F(string(k), Expected, FaultRemoved))
+		}
+		out = append(out, k)
+	}
+	return out, nil
 }
 
 // Verdict is what a mutant's replay showed.
@@ -92,17 +177,20 @@ const (
 // Judge reads a mutant's replay.
 func (m Mutant) Judge(lr replay.LessonReport) (Verdict, string) {
 	if lr.Passed {
-		return Survived, "the replay passed with " + m.To
+		if m.Kind == FaultRemoved {
+			return Survived, sayPassedWithout.F(m.From, m.Step)
+		}
+		return Survived, sayPassedWith.F(m.To)
 	}
 	if lr.Skipped {
-		return Broken, "skipped: " + lr.Why
+		return Broken, saySkipped.F(lr.Why)
 	}
 	for _, st := range lr.Steps {
 		if !st.Passed {
-			if st.Line == m.Step {
-				return Killed, st.Why
+			if st.Line == m.Step || m.Kind == FaultRemoved && st.Line > m.Step {
+				return Killed, sayFailedAt.F(st.Line, st.Why)
 			}
-			return Broken, fmt.Sprintf("failed at line %d before the change: %s", st.Line, lr.Why)
+			return Broken, sayFailedBefore.F(st.Line, lr.Why)
 		}
 	}
 	return Broken, lr.Why
@@ -280,18 +368,22 @@ func pathText(p map[string]string) string {
 	return strings.Join(parts, ",")
 }
 
-// cut copies l with step i replaced by changed and every choice cut to the
-// option path takes, so a replay of the copy runs that path only.
+// cut copies l with step i replaced by changed (taken out where changed is
+// nil) and every choice cut to the option path takes, so a replay of the
+// copy runs that path only.
 func cut(l *lab.Lesson, path map[string]string, i int, changed *lab.Step) *lab.Lesson {
 	c := *l
 	c.Blocks = slices.Clone(l.Blocks)
 	n := 0
+	drop := -1
 	for b := range c.Blocks {
 		s := c.Blocks[b].Step
 		if s == nil {
 			continue
 		}
 		switch {
+		case n == i && changed == nil:
+			drop = b
 		case n == i:
 			c.Blocks[b].Step = changed
 		case s.Kind == "choice":
@@ -304,6 +396,9 @@ func cut(l *lab.Lesson, path map[string]string, i int, changed *lab.Step) *lab.L
 			c.Blocks[b].Step = k
 		}
 		n++
+	}
+	if drop >= 0 {
+		c.Blocks = slices.Delete(c.Blocks, drop, drop+1)
 	}
 	return &c
 }

@@ -54,9 +54,14 @@ func TestEveryVerbHoldsOnTheFixtureAndFailsOnItsMutant(t *testing.T) {
 		t.Fatal(err)
 	}
 	labtest.NodesDir(t)
-	ms := mutation.Of(l)
+	var ms []mutation.Mutant
+	for _, m := range mutation.Of(l) {
+		if m.Kind == mutation.Expected {
+			ms = append(ms, m)
+		}
+	}
 	for _, m := range mutation.Of(u) {
-		if strings.HasPrefix(m.From, "unavailable ") {
+		if m.Kind == mutation.Expected && strings.HasPrefix(m.From, "unavailable ") {
 			ms = append(ms, m)
 		}
 	}
@@ -97,19 +102,63 @@ func TestEveryVerbHoldsOnTheFixtureAndFailsOnItsMutant(t *testing.T) {
 // happened) and one that failed before its change (the lesson broke) from
 // one killed where it was changed.
 func TestTheJudgeKillsOnlyAFailureAtTheChangedStep(t *testing.T) {
-	m := mutation.Mutant{ID: "x", Step: 20, Line: 21, From: "value 1", To: "value 2"}
+	m := mutation.Mutant{Kind: mutation.Expected, ID: "x", Step: 20, Line: 21, From: "value 1", To: "value 2"}
+	f := mutation.Mutant{Kind: mutation.FaultRemoved, ID: "x", Step: 20, Line: 20, From: "kill worker=c1", To: "(no fault)"}
 	for _, c := range []struct {
+		m    mutation.Mutant
 		lr   replay.LessonReport
 		want mutation.Verdict
 	}{
-		{replay.LessonReport{Passed: true}, mutation.Survived},
-		{replay.LessonReport{Steps: []lab.Result{{Line: 10, Passed: true}, {Line: 20, Why: "value is 1"}}}, mutation.Killed},
-		{replay.LessonReport{Steps: []lab.Result{{Line: 10, Why: "no server"}}, Why: "no server"}, mutation.Broken},
-		{replay.LessonReport{Skipped: true, Why: "needs broker-control"}, mutation.Broken},
+		{m, replay.LessonReport{Passed: true}, mutation.Survived},
+		{m, replay.LessonReport{Steps: []lab.Result{{Line: 10, Passed: true}, {Line: 20, Why: "value is 1"}}}, mutation.Killed},
+		{m, replay.LessonReport{Steps: []lab.Result{{Line: 10, Passed: true}, {Line: 30, Why: "value is 1"}}}, mutation.Broken},
+		{m, replay.LessonReport{Steps: []lab.Result{{Line: 10, Why: "no server"}}, Why: "no server"}, mutation.Broken},
+		{m, replay.LessonReport{Skipped: true, Why: "needs broker-control"}, mutation.Broken},
+		// A removed fault: any step after it failing is the kill; one
+		// before it is the lesson's own failure.
+		{f, replay.LessonReport{Passed: true}, mutation.Survived},
+		{f, replay.LessonReport{Steps: []lab.Result{{Line: 10, Passed: true}, {Line: 30, Why: "consumers is 1"}}}, mutation.Killed},
+		{f, replay.LessonReport{Steps: []lab.Result{{Line: 10, Why: "no server"}}, Why: "no server"}, mutation.Broken},
 	} {
-		if got, why := m.Judge(c.lr); got != c.want {
-			t.Errorf("%+v: %s (%s), want %s", c.lr, got, why, c.want)
+		if got, why := c.m.Judge(c.lr); got != c.want {
+			t.Errorf("%s %+v: %s (%s), want %s", c.m.Kind, c.lr, got, why, c.want)
 		}
+	}
+}
+
+// A fault step taken out: the check that reads what the kill did fails
+// (KILLED); a kill nothing after it reads leaves the lesson green, and its
+// mutant SURVIVES, naming the fault.
+func TestAFaultRemovedIsKilledOnlyWhereACheckDependsOnIt(t *testing.T) {
+	l, err := labs.LoadFile("testdata/faults.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ms []mutation.Mutant
+	for _, m := range mutation.Of(l) {
+		if m.Kind == mutation.FaultRemoved {
+			ms = append(ms, m)
+		}
+	}
+	if len(ms) != 2 || ms[0].From != "kill worker=c1" || ms[1].From != "kill worker=c2" {
+		t.Fatalf("fault-removed mutants %v, want the kills of c1 and c2", ms)
+	}
+	for _, m := range ms {
+		for _, s := range m.Lesson.Steps() {
+			if s.Line == m.Step {
+				t.Errorf("%s still holds its step at line %d", m, m.Step)
+			}
+		}
+	}
+	reps := run(t, []*lab.Lesson{l, ms[0].Lesson, ms[1].Lesson})
+	if !reps[0].Passed {
+		t.Fatalf("the fixture itself fails: %s", reps[0].Why)
+	}
+	if v, why := ms[0].Judge(reps[1]); v != mutation.Killed || !strings.Contains(why, "consumers") {
+		t.Errorf("%s: %s (%s), want KILLED at the consumers check", ms[0], v, why)
+	}
+	if v, why := ms[1].Judge(reps[2]); v != mutation.Survived || !strings.Contains(why, "kill worker=c2") {
+		t.Errorf("%s: %s (%s), want SURVIVED naming the kill", ms[1], v, why)
 	}
 }
 
@@ -138,20 +187,42 @@ func TestASampleIsPerLessonAndRepeatsWithItsSeed(t *testing.T) {
 	for _, l := range ls {
 		all = append(all, mutation.Of(l)...)
 	}
-	a, b := mutation.Sample(all, 2, 7), mutation.Sample(all, 2, 7)
+	a, b := mutation.Sample(all, 2, 7, nil), mutation.Sample(all, 2, 7, nil)
 	if !slices.EqualFunc(a, b, func(x, y mutation.Mutant) bool { return x.String() == y.String() }) {
 		t.Fatal("the same seed drew different mutants")
 	}
 	per := map[string]int{}
+	faults := 0
 	for _, m := range a {
-		per[m.ID]++
+		per[m.ID+" "+string(m.Kind)]++
+		if m.Kind == mutation.FaultRemoved {
+			faults++
+		}
 		if len(steps.Paths(m.Lesson)) != 1 {
 			t.Errorf("%s keeps %d paths", m, len(steps.Paths(m.Lesson)))
 		}
 	}
 	for _, l := range ls {
-		if n := per[l.ID]; n > 2 || n == 0 && !l.ExplainOnly {
-			t.Errorf("%s: %d mutants in the sample", l.ID, n)
+		if n := per[l.ID+" expected"]; n > 2 || n == 0 && !l.ExplainOnly {
+			t.Errorf("%s: %d expected-value mutants in the sample", l.ID, n)
 		}
+		if n := per[l.ID+" fault-removed"]; n > 2 {
+			t.Errorf("%s: %d fault-removed mutants in the sample", l.ID, n)
+		}
+	}
+	if faults < 10 {
+		t.Errorf("%d fault-removed mutants drawn from the built-in lessons, want one or two from each lesson with a fault", faults)
+	}
+	only, err := mutation.ParseKinds("fault-removed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range mutation.Sample(all, 1, 7, only) {
+		if m.Kind != mutation.FaultRemoved {
+			t.Errorf("--kind fault-removed drew %s", m)
+		}
+	}
+	if _, err := mutation.ParseKinds("expected,nonsense"); err == nil {
+		t.Error("an unknown kind was accepted")
 	}
 }
