@@ -82,6 +82,8 @@ func TestMalformedLessonReportsFileLineAndProblem(t *testing.T) {
 		{"bad part", "# T\n\n```lesson\nid: x\nnumber: 1\npart: kafka\n```\n", "bad.md:6: part \"kafka\""},
 		{"unknown sql attribute", head + "```sql sesion=A\nSELECT 1;\n```\n", "bad.md:9: sql step has unknown attribute \"sesion\""},
 		{"empty sql", head + "```sql\n```\n", "bad.md:9: sql step has no statement"},
+		{"on-error misspelt", head + "```sql error=1062 on-error=go-on\nSELECT 1;\n```\n", "bad.md:9: on-error=go-on: write on-error=continue"},
+		{"on-error=continue naming no error", head + "```sql on-error=continue\nSELECT 1;\n```\n", "bad.md:9: on-error=continue names no error to carry on after"},
 		{"unknown expectation", head + "```sql\nSELECT 1;\n```\n\n```expect\nequals 1\n```\n", "bad.md:14: unknown expectation \"equals\""},
 		{"missing sql file", head + "```sql file=nope.sql\n```\n", "bad.md:9: no embedded SQL file \"nope.sql\""},
 		{"ledger without variant", head + "```ledger\nintended: 1\napplied: 1\n```\n", "bad.md:9: ledger needs variant="},

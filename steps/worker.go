@@ -238,11 +238,20 @@ func (killKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		Observed: sayKilled.F(p.Name, st.PID, st.Point)}
 }
 
-// resumeKind lets a paused worker go on.
+// resumeKind lets a paused worker go on; with settle=D it waits up to D for
+// the worker to pause again or end, and what it printed meanwhile is the
+// outcome an expect reads (a fault-removed mutant resumes a worker so, in
+// place of its kill: what it would have done is done before the next step).
+//
+//	```resume worker=c1 [settle=10s]
+//	```
 type resumeKind struct{}
 
 func (resumeKind) Check(s *lab.Step) error {
-	if err := checkAttrs(s, "worker"); err != nil {
+	if err := checkAttrs(s, "worker", "settle"); err != nil {
+		return err
+	}
+	if _, err := attrDuration(s, "settle", 0); err != nil {
 		return err
 	}
 	return requireAttrs(s, "worker")
@@ -257,7 +266,14 @@ func (resumeKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	if err := p.Continue(); err != nil {
 		return fail("%v", err)
 	}
-	return lab.Result{Passed: true, Observed: sayGoesOn.F(p.Name, pt)}
+	obs := sayGoesOn.F(p.Name, pt)
+	if d, _ := attrDuration(s, "settle", 0); d > 0 {
+		c, cancel := context.WithTimeout(ctx, d)
+		p.WaitStopped(c) // still running after d: a worker that goes on for long, fine
+		cancel()
+		r.setOutcome(workerOutcome(p))
+	}
+	return lab.Result{Passed: true, Observed: obs}
 }
 
 // stopKind asks a worker to stop gracefully (SIGTERM), killing it after 5s.

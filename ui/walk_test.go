@@ -27,7 +27,7 @@ import (
 // walkLanes is how many lessons the walk runs side by side, each lane in a
 // namespace of its own (labtest), as `lab replay --parallel` does; the
 // slowest lessons are taken first so the lanes end together.
-const walkLanes = 4
+const walkLanes = 6
 
 // walkStepTimeout bounds one step: worker waits, lock waits and sleeps take
 // seconds, never a minute.

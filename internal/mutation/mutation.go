@@ -8,9 +8,9 @@
 //     reading a field the step never fills, `not` turning an error into a
 //     pass) survives, and the suite names it.
 //   - fault-removed: one fault step taken out (a worker's kill, a node's
-//     kill, a broker restart, a proxy's dropped confirm or cut); some step
-//     after it must then fail, or the lesson's outcome did not depend on its
-//     fault.
+//     kill, a proxy's dropped confirm or cut; a paused worker not killed
+//     goes on); some step after it must then fail, or the lesson's outcome
+//     did not depend on its fault.
 //
 // A mutant keeps one path of the lesson's choices, one on which the changed
 // step runs, so replaying it costs one path.
@@ -19,6 +19,7 @@ package mutation
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -78,7 +79,28 @@ func Of(l *lab.Lesson) []Mutant {
 		}
 		if f := Fault(s); f != "" {
 			m := Mutant{Kind: FaultRemoved, ID: l.ID, Step: s.Line, Line: s.Line, From: f, To: "(no fault)", Path: pathText(path)}
-			m.Lesson = cut(l, path, i, nil)
+			var instead *lab.Step
+			if s.Kind == "kill" && pausedAt(all[:i], s.Attrs["worker"]) {
+				// A paused worker not killed goes on: what it would have
+				// done had it not crashed (left paused, it would only
+				// stall, which is a fault of its own).
+				instead = &lab.Step{Kind: "resume", Attrs: map[string]string{"worker": s.Attrs["worker"], "settle": "10s"}, Line: s.Line}
+				m.To = "resume worker=" + s.Attrs["worker"] + " (no crash: it goes on)"
+			}
+			if s.Kind == "proxy" {
+				// The proxy's other orders stay: a reset without the fault
+				// is a proxy with none (taken out whole, the faults an
+				// earlier step set would stay).
+				instead = clone(s)
+				delete(instead.Attrs, "drop-confirm")
+				delete(instead.Attrs, "cut-after")
+				if len(instead.Attrs) == 0 {
+					instead = nil
+				} else {
+					m.To = "proxy " + strings.Join(slices.Sorted(maps.Keys(instead.Attrs)), " ") + " (no fault)"
+				}
+			}
+			m.Lesson = cut(l, path, i, instead)
 			out = append(out, m)
 		}
 	}
@@ -87,13 +109,15 @@ func Of(l *lab.Lesson) []Mutant {
 
 // Fault is the fault a step injects, as the lesson writes it ("kill
 // worker=c1"), or "" for a step that injects none: a worker's kill, a
-// node's kill, a broker restart, a proxy told to drop a confirm or cut a
-// connection. (A pause-at is where a kill lands, not a fault; a restart of
-// nodes is the recovery.)
+// node's kill, a proxy told to drop a confirm or cut a connection. (A
+// pause-at is where a kill lands, not a fault; a restart of nodes is the
+// recovery. A broker-restart holds its own checks, what each queue kept,
+// in its body: taken out, its checks would go with it, and the mutant
+// would prove nothing; its expected-value mutants change those.)
 func Fault(s *lab.Step) string {
 	switch s.Kind {
-	case "kill", "broker-restart":
-		return strings.TrimSpace(s.Kind + " " + attrsText(s, "worker"))
+	case "kill":
+		return "kill " + attrsText(s, "worker")
 	case "nodes":
 		if s.Attrs["kill"] != "" {
 			return "nodes " + attrsText(s, "kill")
@@ -104,6 +128,27 @@ func Fault(s *lab.Step) string {
 		}
 	}
 	return ""
+}
+
+// pausedAt reports whether worker w is paused after steps: the last step
+// that names it is a wait until one of its spawn's pause-at points.
+func pausedAt(steps []*lab.Step, w string) bool {
+	for i := len(steps) - 1; i >= 0; i-- {
+		s := steps[i]
+		switch {
+		case s.Kind == "wait" && s.Attrs["worker"] == w:
+			for j := i - 1; j >= 0; j-- {
+				if sp := steps[j]; sp.Kind == "spawn" && sp.Attrs["name"] == w {
+					return slices.Contains(strings.Split(sp.Attrs["pause-at"], ","), s.Attrs["until"])
+				}
+			}
+			return false
+		case (s.Kind == "resume" || s.Kind == "kill") && s.Attrs["worker"] == w,
+			s.Kind == "spawn" && s.Attrs["name"] == w:
+			return false
+		}
+	}
+	return false
 }
 
 // attrsText is s's attributes named, as the lesson writes them.
@@ -187,7 +232,7 @@ func (m Mutant) Judge(lr replay.LessonReport) (Verdict, string) {
 	}
 	for _, st := range lr.Steps {
 		if !st.Passed {
-			if st.Line == m.Step || m.Kind == FaultRemoved && st.Line > m.Step {
+			if m.Kind == FaultRemoved && st.Line > m.Step || m.Kind != FaultRemoved && st.Line == m.Step {
 				return Killed, sayFailedAt.F(st.Line, st.Why)
 			}
 			return Broken, sayFailedBefore.F(st.Line, lr.Why)

@@ -103,7 +103,7 @@ func TestEveryVerbHoldsOnTheFixtureAndFailsOnItsMutant(t *testing.T) {
 // one killed where it was changed.
 func TestTheJudgeKillsOnlyAFailureAtTheChangedStep(t *testing.T) {
 	m := mutation.Mutant{Kind: mutation.Expected, ID: "x", Step: 20, Line: 21, From: "value 1", To: "value 2"}
-	f := mutation.Mutant{Kind: mutation.FaultRemoved, ID: "x", Step: 20, Line: 20, From: "kill worker=c1", To: "(no fault)"}
+	f := mutation.Mutant{Kind: mutation.FaultRemoved, ID: "x", Step: 20, Line: 20, From: "kill worker=c1", To: "resume worker=c1"}
 	for _, c := range []struct {
 		m    mutation.Mutant
 		lr   replay.LessonReport
@@ -119,6 +119,7 @@ func TestTheJudgeKillsOnlyAFailureAtTheChangedStep(t *testing.T) {
 		{f, replay.LessonReport{Passed: true}, mutation.Survived},
 		{f, replay.LessonReport{Steps: []lab.Result{{Line: 10, Passed: true}, {Line: 30, Why: "consumers is 1"}}}, mutation.Killed},
 		{f, replay.LessonReport{Steps: []lab.Result{{Line: 10, Why: "no server"}}, Why: "no server"}, mutation.Broken},
+		{f, replay.LessonReport{Steps: []lab.Result{{Line: 10, Passed: true}, {Line: 20, Why: "c1 is not paused"}}}, mutation.Broken},
 	} {
 		if got, why := c.m.Judge(c.lr); got != c.want {
 			t.Errorf("%s %+v: %s (%s), want %s", c.m.Kind, c.lr, got, why, c.want)
@@ -126,7 +127,8 @@ func TestTheJudgeKillsOnlyAFailureAtTheChangedStep(t *testing.T) {
 	}
 }
 
-// A fault step taken out: the check that reads what the kill did fails
+// A fault step taken out (a paused worker not killed goes on, as it would
+// had it not crashed): the check that reads what the kill did fails
 // (KILLED); a kill nothing after it reads leaves the lesson green, and its
 // mutant SURVIVES, naming the fault.
 func TestAFaultRemovedIsKilledOnlyWhereACheckDependsOnIt(t *testing.T) {
@@ -145,8 +147,8 @@ func TestAFaultRemovedIsKilledOnlyWhereACheckDependsOnIt(t *testing.T) {
 	}
 	for _, m := range ms {
 		for _, s := range m.Lesson.Steps() {
-			if s.Line == m.Step {
-				t.Errorf("%s still holds its step at line %d", m, m.Step)
+			if s.Line == m.Step && s.Kind != "resume" {
+				t.Errorf("%s still holds a %s step at line %d; a paused worker not killed is resumed", m, s.Kind, m.Step)
 			}
 		}
 	}
@@ -154,8 +156,8 @@ func TestAFaultRemovedIsKilledOnlyWhereACheckDependsOnIt(t *testing.T) {
 	if !reps[0].Passed {
 		t.Fatalf("the fixture itself fails: %s", reps[0].Why)
 	}
-	if v, why := ms[0].Judge(reps[1]); v != mutation.Killed || !strings.Contains(why, "consumers") {
-		t.Errorf("%s: %s (%s), want KILLED at the consumers check", ms[0], v, why)
+	if v, why := ms[0].Judge(reps[1]); v != mutation.Killed || !strings.Contains(why, "ready") {
+		t.Errorf("%s: %s (%s), want KILLED at the ready check", ms[0], v, why)
 	}
 	if v, why := ms[1].Judge(reps[2]); v != mutation.Survived || !strings.Contains(why, "kill worker=c2") {
 		t.Errorf("%s: %s (%s), want SURVIVED naming the kill", ms[1], v, why)

@@ -324,6 +324,13 @@ func (p *Process) WaitReached(ctx context.Context, point string, n int) error {
 	})
 }
 
+// WaitStopped waits until a running worker pauses again or ends.
+func (p *Process) WaitStopped(ctx context.Context) error {
+	return p.waitFor(ctx, "a pause or the end", func() (bool, error) {
+		return p.state == Paused || p.state == Exited || p.state == Killed, nil
+	})
+}
+
 // WaitExit waits for the process to end and returns its exit code.
 func (p *Process) WaitExit(ctx context.Context) (int, error) {
 	select {
