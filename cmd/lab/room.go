@@ -238,7 +238,7 @@ func roomReset(ctx context.Context, g globals, svc *services.Services, rm *room.
 	}
 	fmt.Fprintf(stdout, "ending %s's session, then cleaning namespace %s\n", who, who)
 	rm.Audit(ctx, "lab room: reset "+who)
-	cl := cleaner.New(ctx, svc, labs.BrokerNames(g.lessons), stdout)
+	cl := cleaner.New(ctx, asTheRoomsServers(ctx, svc, rm), labs.BrokerNames(g.lessons), stdout)
 	logins := roomLogins(ctx, svc, rm)
 	forgot := true
 	err := rm.Reset(ctx, who, func(ctx context.Context, ns string) {
@@ -257,19 +257,25 @@ func roomReset(ctx context.Context, g globals, svc *services.Services, rm *room.
 	return 0
 }
 
-// roomLogins is how this lab removes the room's participants' logins: as
-// its servers made them (a room whose servers had --broker-control
-// rabbitmqctl says so, and the broker is this machine's: the same here).
-func roomLogins(ctx context.Context, svc *services.Services, rm *room.Room) *workshop.Logins {
-	probe := svc
+// asTheRoomsServers is svc with the broker control the room's servers had:
+// a room whose servers ran with --broker-control rabbitmqctl says so, and
+// where the broker is this machine's the lab removes their vhosts and
+// logins the same way, with no flag of the instructor's.
+func asTheRoomsServers(ctx context.Context, svc *services.Services, rm *room.Room) *services.Services {
 	if v, _ := rm.Meta(ctx, "broker_control"); v == "rabbitmqctl" && svc.Config.BrokerControl == "" {
 		if u, err := url.Parse(svc.Config.AMQP); err == nil && services.IsLocal(u.Hostname()) {
 			cp := *svc
 			cp.Config.BrokerControl = "rabbitmqctl"
-			probe = &cp
+			return &cp
 		}
 	}
-	return workshop.ProbeLogins(ctx, probe)
+	return svc
+}
+
+// roomLogins is how this lab removes the room's participants' logins: as
+// its servers made them.
+func roomLogins(ctx context.Context, svc *services.Services, rm *room.Room) *workshop.Logins {
+	return workshop.ProbeLogins(ctx, asTheRoomsServers(ctx, svc, rm))
 }
 
 // forgetLogins removes participant ns's MySQL user, vhost and broker user,
@@ -293,7 +299,7 @@ func roomDrop(ctx context.Context, g globals, svc *services.Services, rm *room.R
 		return 1
 	}
 	rm.Audit(ctx, "lab room: drop")
-	cl := cleaner.New(ctx, svc, labs.BrokerNames(g.lessons), stdout)
+	cl := cleaner.New(ctx, asTheRoomsServers(ctx, svc, rm), labs.BrokerNames(g.lessons), stdout)
 	defer cl.Close()
 	logins := roomLogins(ctx, svc, rm)
 	left := false

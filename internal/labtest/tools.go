@@ -74,6 +74,18 @@ var OwnMySQL = Tool{
 	Require: "LAB_REQUIRE_OWN_MYSQL",
 }
 
+// RedisServer is Redis's server binary: a Redis of a test's own, started
+// as the test needs it (the shared one is never reconfigured).
+var RedisServer = Tool{
+	Name: "redis-server",
+	Probe: func() error {
+		_, err := exec.LookPath("redis-server")
+		return err
+	},
+	Install: "apt-get install redis-server",
+	Require: "LAB_REQUIRE_REDIS_SERVER",
+}
+
 func lastLine(out []byte, err error) string {
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	if l := strings.TrimSpace(lines[len(lines)-1]); l != "" {
