@@ -118,6 +118,17 @@ func (s store) save(ctx context.Context, snapshot []byte) error {
 		return err
 	}
 	defer tx.Rollback()
+	// The row first, locked whether it is there or not: the first saves of
+	// a participant (two servers of the room, a screen and a grading) each
+	// found no row to lock and the later one's snapshot replaced the
+	// earlier's verdicts. A save that finds the row being made waits here
+	// for it, then reads it.
+	if _, err := tx.ExecContext(ctx, `INSERT INTO participant
+		(name, server, lesson, step, steps, step_since, passed, failed, verdicts, progress, updated)
+		VALUES (?, ?, '', 0, 0, UTC_TIMESTAMP(6), 0, 0, '', '{}', UTC_TIMESTAMP(6))
+		ON DUPLICATE KEY UPDATE name=name`, s.name, s.r.Server); err != nil {
+		return err
+	}
 	var held string
 	old := progress.New()
 	if err := tx.QueryRowContext(ctx, "SELECT progress FROM participant WHERE name=? FOR UPDATE", s.name).Scan(&held); err == nil {
