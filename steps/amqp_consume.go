@@ -35,8 +35,16 @@ import (
 type consumeKind struct{}
 
 func (consumeKind) Check(s *lab.Step) error {
-	if err := checkAttrs(s, "channel", "queue", "count", "up-to", "mode", "prefetch", "timeout", "via", "error"); err != nil {
+	if err := checkAttrs(s, "channel", "queue", "count", "up-to", "mode", "prefetch", "timeout", "via", "error", "offset"); err != nil {
 		return err
+	}
+	if v, ok := s.Attrs["offset"]; ok {
+		if _, err := streamOffset(v, time.Now()); err != nil {
+			return fmt.Errorf("%s: offset=%s: %v", s.Where(), v, err)
+		}
+		if s.Attr("mode", "deliver") != "deliver" || s.Attrs["prefetch"] == "" {
+			return errors.New(sayOffsetNeeds.F(s.Where()))
+		}
 	}
 	if err := requireAttrs(s, "queue"); err != nil {
 		return err
@@ -101,9 +109,16 @@ func (consumeKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 				}
 			}
 			tag := "lab-" + name
-			res.Sent = append(res.Sent, fmt.Sprintf("basic.consume queue=%s consumer-tag=%s no-ack=false (channel %s)", queue, tag, name))
+			var args amqp.Table
+			sent := fmt.Sprintf("basic.consume queue=%s consumer-tag=%s no-ack=false (channel %s)", queue, tag, name)
+			if v, ok := s.Attrs["offset"]; ok {
+				off, _ := streamOffset(v, time.Now())
+				args = amqp.Table{"x-stream-offset": off}
+				sent = fmt.Sprintf("basic.consume queue=%s consumer-tag=%s no-ack=false x-stream-offset=%v (channel %s)", queue, tag, offText(off), name)
+			}
+			res.Sent = append(res.Sent, sent)
 			start = time.Now()
-			ds, err := st.subscribe(c, queue, tag, timeout)
+			ds, err := st.subscribe(c, queue, tag, timeout, args)
 			if err != nil {
 				return refused("basic.consume", err)
 			}
@@ -209,14 +224,14 @@ var errNoAnswer = errors.New("no answer")
 // 4.3) before it answers 541. A channel given up on is forgotten, so the
 // next step naming it opens a new one, and closed in the background (the
 // close waits behind the held call).
-func (st *amqpState) subscribe(c *amqpChan, queue, tag string, timeout time.Duration) (<-chan amqp.Delivery, error) {
+func (st *amqpState) subscribe(c *amqpChan, queue, tag string, timeout time.Duration, args amqp.Table) (<-chan amqp.Delivery, error) {
 	type answer struct {
 		ds  <-chan amqp.Delivery
 		err error
 	}
 	done := make(chan answer, 1)
 	go func() {
-		ds, err := c.ch.Consume(queue, tag, false, false, false, false, nil)
+		ds, err := c.ch.Consume(queue, tag, false, false, false, false, args)
 		done <- answer{ds, err}
 	}()
 	t := time.NewTimer(timeout)
@@ -343,6 +358,9 @@ func deliveryHeaders(r *Run, d amqp.Delivery) headers {
 	if v, ok := d.Headers["x-first-death-reason"]; ok {
 		h["x-first-death-reason"] = fmt.Sprint(v)
 	}
+	if v, ok := d.Headers["x-stream-offset"]; ok { // a stream's: where in the log this message is
+		h["x-stream-offset"] = fmt.Sprint(v)
+	}
 	for k, v := range d.Headers {
 		if !slices.Contains(brokerHeaders, k) && appHeaderRe.MatchString(k) {
 			h[k] = plainValue(v)
@@ -414,4 +432,29 @@ func verbHeader(_ *Run, o *Outcome, arg string) error {
 		return fmt.Errorf("%s is %s", name, got)
 	}
 	return nil
+}
+
+// streamOffset is where a stream consumer starts (x-stream-offset): first,
+// last (the last chunk), next (only what comes after), a whole number (that
+// offset in the log), or -D (what was written since D ago: a timestamp).
+func streamOffset(v string, now time.Time) (any, error) {
+	switch v {
+	case "first", "last", "next":
+		return v, nil
+	}
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 {
+		return n, nil
+	}
+	if d, err := time.ParseDuration(strings.TrimPrefix(v, "-")); err == nil && strings.HasPrefix(v, "-") && d > 0 {
+		return now.Add(-d).Truncate(time.Second), nil
+	}
+	return nil, errors.New(sayOffsetValue.F())
+}
+
+// offText is an offset as basic.consume sent it.
+func offText(off any) string {
+	if t, ok := off.(time.Time); ok {
+		return "timestamp " + t.UTC().Format(time.RFC3339)
+	}
+	return fmt.Sprint(off)
 }

@@ -268,10 +268,30 @@ func (resumeKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	}
 	obs := sayGoesOn.F(p.Name, pt)
 	if d, _ := attrDuration(s, "settle", 0); d > 0 {
+		shown := r.shownOf(p.Name)
+		before := *shown
 		c, cancel := context.WithTimeout(ctx, d)
 		p.WaitStopped(c) // still running after d: a worker that goes on for long, fine
 		cancel()
 		r.setOutcome(workerOutcome(p))
+		// What it printed meanwhile, and where it is now: the learner sees
+		// what an expect after this step checks.
+		out := p.Output()
+		if before > len(out) {
+			before = 0
+		}
+		*shown = len(out)
+		if more := strings.Join(out[before:], "\n"); more != "" {
+			obs += "\n" + more
+		}
+		switch st := p.Status(); st.State {
+		case worker.Paused:
+			obs += "\n" + sayPaused.F(p.Name, st.Point, st.PID)
+		case worker.Exited:
+			obs += "\n" + sayExited.F(p.Name, st.ExitCode)
+		default:
+			obs += "\n" + sayStateAt.F(p.Name, st.State, st.Point)
+		}
 	}
 	return lab.Result{Passed: true, Observed: obs}
 }

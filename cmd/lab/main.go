@@ -41,9 +41,10 @@ usage:
                                    N lessons side by side, each in a namespace of its own (NS_rK);
                                    a lesson that skipped a check is SKIPPED, and with --strict
                                    (the default when $CI is set) that fails the run too
-  lab replay --mutate N [--seed S] [ID ...|--all]
-                                   N mutants of each lesson (one expected value changed, one path):
-                                   each must fail at its change; exit 1 if one passes (SURVIVED)
+  lab replay --mutate N [--kind K] [--seed S] [ID ...|--all]
+                                   N mutants of each kind of each lesson, one path each: an expected
+                                   value changed (must fail there), a fault taken out (must fail
+                                   after it); exit 1 if one passes (SURVIVED)
   lab check [FILE|DIR ...]         every problem in lesson files (default: the built-in lessons), no server needed
   lab doctor [flags]               server versions, capabilities, which lessons can run
   lab clean [--namespace NS | --all-namespaces]

@@ -78,14 +78,16 @@ func Of(l *lab.Lesson) []Mutant {
 			out = append(out, m)
 		}
 		if f := Fault(s); f != "" {
-			m := Mutant{Kind: FaultRemoved, ID: l.ID, Step: s.Line, Line: s.Line, From: f, To: "(no fault)", Path: pathText(path)}
+			m := Mutant{Kind: FaultRemoved, ID: l.ID, Step: s.Line, Line: s.Line, From: f, To: sayNoFault.F(), Path: pathText(path)}
 			var instead *lab.Step
-			if s.Kind == "kill" && pausedAt(all[:i], s.Attrs["worker"]) {
+			if s.Kind == "kill" && pausedAt(onPath(all[:i], path), s.Attrs["worker"]) {
 				// A paused worker not killed goes on: what it would have
 				// done had it not crashed (left paused, it would only
 				// stall, which is a fault of its own).
-				instead = &lab.Step{Kind: "resume", Attrs: map[string]string{"worker": s.Attrs["worker"], "settle": "10s"}, Line: s.Line}
-				m.To = "resume worker=" + s.Attrs["worker"] + " (no crash: it goes on)"
+				instead = clone(s)
+				instead.Kind = "resume"
+				instead.Attrs = map[string]string{"worker": s.Attrs["worker"], "settle": "10s"}
+				m.To = sayGoesOnInstead.F(s.Attrs["worker"])
 			}
 			if s.Kind == "proxy" {
 				// The proxy's other orders stay: a reset without the fault
@@ -94,14 +96,32 @@ func Of(l *lab.Lesson) []Mutant {
 				instead = clone(s)
 				delete(instead.Attrs, "drop-confirm")
 				delete(instead.Attrs, "cut-after")
-				if len(instead.Attrs) == 0 {
+				var kept []string
+				for _, k := range slices.Sorted(maps.Keys(instead.Attrs)) {
+					if k != "when" && k != "label" {
+						kept = append(kept, strings.TrimSuffix(k+"="+attrText(instead.Attrs[k]), "="))
+					}
+				}
+				if len(kept) == 0 {
 					instead = nil
 				} else {
-					m.To = "proxy " + strings.Join(slices.Sorted(maps.Keys(instead.Attrs)), " ") + " (no fault)"
+					m.To = "proxy " + strings.Join(kept, " ") + " " + sayNoFault.F()
 				}
 			}
 			m.Lesson = cut(l, path, i, instead)
 			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// onPath is the steps that run on path.
+func onPath(all []*lab.Step, path map[string]string) []*lab.Step {
+	run := &steps.Run{Choices: path}
+	var out []*lab.Step
+	for _, s := range all {
+		if run.Applies(s) {
+			out = append(out, s)
 		}
 	}
 	return out
@@ -143,7 +163,7 @@ func pausedAt(steps []*lab.Step, w string) bool {
 				}
 			}
 			return false
-		case (s.Kind == "resume" || s.Kind == "kill") && s.Attrs["worker"] == w,
+		case (s.Kind == "resume" || s.Kind == "kill" || s.Kind == "stop") && s.Attrs["worker"] == w,
 			s.Kind == "spawn" && s.Attrs["name"] == w:
 			return false
 		}
@@ -175,17 +195,18 @@ func Sample(ms []Mutant, n int, seed uint64, kinds []Kind) []Mutant {
 		}
 		var group []Mutant
 		for _, k := range Kinds {
-			if kinds != nil && !slices.Contains(kinds, k) {
-				continue
-			}
 			var of []Mutant
 			for _, m := range ms[i:j] {
 				if m.Kind == k {
 					of = append(of, m)
 				}
 			}
+			// Every kind is drawn, then the kinds not asked for are left
+			// out: a seed draws the same mutants with or without --kind.
 			rng.Shuffle(len(of), func(a, b int) { of[a], of[b] = of[b], of[a] })
-			group = append(group, of[:min(n, len(of))]...)
+			if kinds == nil || slices.Contains(kinds, k) {
+				group = append(group, of[:min(n, len(of))]...)
+			}
 		}
 		slices.SortStableFunc(group, func(a, b Mutant) int { return a.Line - b.Line })
 		out = append(out, group...)
@@ -232,14 +253,28 @@ func (m Mutant) Judge(lr replay.LessonReport) (Verdict, string) {
 	}
 	for _, st := range lr.Steps {
 		if !st.Passed {
-			if m.Kind == FaultRemoved && st.Line > m.Step || m.Kind != FaultRemoved && st.Line == m.Step {
+			switch {
+			case m.Kind != FaultRemoved && st.Line == m.Step:
 				return Killed, sayFailedAt.F(st.Line, st.Why)
+			case m.Kind == FaultRemoved && st.Line > m.Step && setup[st.Kind]:
+				// A worker the lesson means to start again still running,
+				// a kill that finds it gone: the mutant's own doing, not a
+				// check that read what the fault did.
+				return Broken, saySetupFailed.F(st.Line, st.Kind, st.Why)
+			case m.Kind == FaultRemoved && st.Line > m.Step:
+				return Killed, sayFailedAt.F(st.Line, st.Why)
+			case st.Line == m.Step:
+				return Broken, sayFailedAtChange.F(st.Line, st.Why)
 			}
 			return Broken, sayFailedBefore.F(st.Line, lr.Why)
 		}
 	}
 	return Broken, lr.Why
 }
+
+// setup are the step kinds that start, end or reset what a lesson checks:
+// their failing after a removed fault is no check's verdict.
+var setup = map[string]bool{"spawn": true, "kill": true, "resume": true, "stop": true, "reset": true}
 
 // site is one value a step expects, and its mutation.
 type site struct {

@@ -120,6 +120,9 @@ func TestTheJudgeKillsOnlyAFailureAtTheChangedStep(t *testing.T) {
 		{f, replay.LessonReport{Steps: []lab.Result{{Line: 10, Passed: true}, {Line: 30, Why: "consumers is 1"}}}, mutation.Killed},
 		{f, replay.LessonReport{Steps: []lab.Result{{Line: 10, Why: "no server"}}, Why: "no server"}, mutation.Broken},
 		{f, replay.LessonReport{Steps: []lab.Result{{Line: 10, Passed: true}, {Line: 20, Why: "c1 is not paused"}}}, mutation.Broken},
+		// A worker the lesson starts again under the same name, still
+		// running because it was not killed: the mutant's doing.
+		{f, replay.LessonReport{Steps: []lab.Result{{Line: 10, Passed: true}, {Line: 30, Kind: "spawn", Why: "worker c1 is still running"}}}, mutation.Broken},
 	} {
 		if got, why := c.m.Judge(c.lr); got != c.want {
 			t.Errorf("%s %+v: %s (%s), want %s", c.m.Kind, c.lr, got, why, c.want)
@@ -146,10 +149,17 @@ func TestAFaultRemovedIsKilledOnlyWhereACheckDependsOnIt(t *testing.T) {
 		t.Fatalf("fault-removed mutants %v, want the kills of c1 and c2", ms)
 	}
 	for _, m := range ms {
+		resumed := false
 		for _, s := range m.Lesson.Steps() {
-			if s.Line == m.Step && s.Kind != "resume" {
-				t.Errorf("%s still holds a %s step at line %d; a paused worker not killed is resumed", m, s.Kind, m.Step)
+			if s.Line == m.Step {
+				resumed = s.Kind == "resume" && s.Attrs["worker"] != ""
+				if !resumed {
+					t.Errorf("%s still holds a %s step at line %d; a paused worker not killed is resumed", m, s.Kind, m.Step)
+				}
 			}
+		}
+		if !resumed {
+			t.Errorf("%s: no resume in place of the kill at line %d", m, m.Step)
 		}
 	}
 	reps := run(t, []*lab.Lesson{l, ms[0].Lesson, ms[1].Lesson})
@@ -219,9 +229,25 @@ func TestASampleIsPerLessonAndRepeatsWithItsSeed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range mutation.Sample(all, 1, 7, only) {
+	drawn := mutation.Sample(all, 1, 7, only)
+	if len(drawn) == 0 {
+		t.Fatal("--kind fault-removed drew nothing from the built-in lessons")
+	}
+	// The same seed draws the same fault-removed mutants with or without
+	// --kind: a survivor's --seed runs it again either way.
+	var both []string
+	for _, m := range mutation.Sample(all, 1, 7, nil) {
+		if m.Kind == mutation.FaultRemoved {
+			both = append(both, m.String())
+		}
+	}
+	for i, m := range drawn {
 		if m.Kind != mutation.FaultRemoved {
 			t.Errorf("--kind fault-removed drew %s", m)
+		}
+		if i >= len(both) || both[i] != m.String() {
+			t.Errorf("--kind fault-removed --seed 7 drew %s where the same seed without --kind drew %v", m, both)
+			break
 		}
 	}
 	if _, err := mutation.ParseKinds("expected,nonsense"); err == nil {

@@ -236,7 +236,8 @@ func TestTwoParticipantsGetTheScreenEachInTheirOwnNamespace(t *testing.T) {
 		t.Error("alice's step created bob's database")
 	}
 	// Both walk lesson 1 to its end by keys, at once; each ends with user 7
-	// at 10 points in their own database.
+	// at 20 points in their own database (10, then 10 more from the client
+	// that carries on after its 1062: the lesson's unsafe ledger).
 	// Enter until both screens say so (a step waiting on a lock takes a
 	// key while it waits), at most twice the lesson's steps.
 	complete := func(tm *terminal) bool { return strings.Contains(tm.text(), "Lesson complete") }
@@ -250,8 +251,8 @@ func TestTwoParticipantsGetTheScreenEachInTheirOwnNamespace(t *testing.T) {
 	}
 	for _, who := range []string{an, bn} {
 		var points int
-		if err := db.QueryRow("SELECT points FROM blog_idempotency_lab_" + who + ".points_account WHERE user_id=7").Scan(&points); err != nil || points != 10 {
-			t.Errorf("%s's user 7 has %d points (%v), want 10", who, points, err)
+		if err := db.QueryRow("SELECT points FROM blog_idempotency_lab_" + who + ".points_account WHERE user_id=7").Scan(&points); err != nil || points != 20 {
+			t.Errorf("%s's user 7 has %d points (%v), want 20", who, points, err)
 		}
 	}
 	for _, tm := range []*terminal{alice, bob} {
