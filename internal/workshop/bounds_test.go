@@ -240,3 +240,29 @@ func TestOneNamesRefusalsAreBoundedInTheLog(t *testing.T) {
 		t.Errorf("%d log lines for 12 refused sessions of one name, want 1 to 5:\n%s", n, log.String())
 	}
 }
+
+// A connection that logs in and never opens a session (ssh -N) holds a
+// pending slot only until the login timeout: then it is closed, with a log
+// line that says why; it used to leave none.
+func TestAConnectionThatOpensNoSessionIsClosedAndLogged(t *testing.T) {
+	t.Parallel()
+	var log syncLog
+	addr, _ := start(t, workshop.Config{Seats: 2, Log: &log, LoginTimeout: 2 * time.Second})
+	c, err := dial(addr, who(t, "nn"), password)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	closed := make(chan error, 1)
+	go func() { closed <- c.Wait() }()
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a connection with no session is still open 10 s after a 2 s login timeout")
+	}
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(log.String(), "no screen within 2s of connecting"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no log line for the connection closed with no session:\n%s", log.String())
+		}
+	}
+}
