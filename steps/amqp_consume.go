@@ -100,7 +100,13 @@ func (consumeKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 			got = append(got, d)
 		}
 	} else {
-		if _, ok := c.consuming[queue]; !ok {
+		_, consuming := c.consuming[queue]
+		if _, ok := s.Attrs["offset"]; ok && consuming {
+			// Where a stream consumer starts is said once, when it starts:
+			// ignored here, the step would read on from where it was.
+			return fail("%s", sayOffsetConsuming.F(name, article))
+		}
+		if !consuming {
 			if v, ok := s.Attrs["prefetch"]; ok {
 				c.prefetch, _ = strconv.Atoi(v)
 				res.Sent = append(res.Sent, fmt.Sprintf("basic.qos prefetch-count=%d (channel %s)", c.prefetch, name))
@@ -319,7 +325,7 @@ var headerNames = []string{"routing-key", "x-delivery-count", "x-acquired-count"
 // brokerHeaders are the headers the broker sets, read above; every other
 // header is the application's (the redrive's x-redriven, a publisher's
 // own), shown and checked as sent.
-var brokerHeaders = []string{"x-delivery-count", "x-acquired-count", "x-death", "x-first-death-reason", "x-first-death-queue", "x-first-death-exchange", "x-last-death-reason", "x-last-death-queue", "x-last-death-exchange"}
+var brokerHeaders = []string{"x-delivery-count", "x-acquired-count", "x-stream-offset", "x-death", "x-first-death-reason", "x-first-death-queue", "x-first-death-exchange", "x-last-death-reason", "x-last-death-queue", "x-last-death-exchange"}
 
 // headerName is a name expect header may check: one the lab reads, or an
 // application header's, unless it is a near miss of one the lab reads (a

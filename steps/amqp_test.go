@@ -2,6 +2,7 @@ package steps_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -255,5 +256,35 @@ func TestALedgerCountsAMessageStillQueuedAsWaitingNotLost(t *testing.T) {
 	// A queue every node serves has nothing unavailable.
 	if res := r.Step(context.Background(), step("ledger", "variant=unsafe expect=unavailable", "intended: 1\napplied: 0\nunavailable: broker: unavailable orders")); res.Passed || res.Ledger.Unavailable != 0 {
 		t.Fatalf("a readable queue counted as unavailable: %+v", res)
+	}
+}
+
+// A stream is read from where a consume says; a second offset on a channel
+// that already consumes the stream would be ignored (it reads on from
+// where it was), so the step fails saying to name a new channel.
+func TestAStreamIsReadAgainFromAnOffsetAndAnOffsetIsSaidOncePerChannel(t *testing.T) {
+	r := amqpRun(t)
+	labtest.Connect(t).Queue("orders.stream")
+	must(t, r, step("reset", "queues=orders.stream", ""))
+	must(t, r, step("declare", "", "queue orders.stream type=stream"))
+	for _, id := range []string{"event-001", "event-002"} {
+		must(t, r, step("publish", "queue=orders.stream confirm id="+id, body))
+	}
+	read := func(ch, off string, n int) lab.Result {
+		return r.Step(context.Background(), step("consume", fmt.Sprintf("channel=%s queue=orders.stream offset=%s prefetch=10 count=%d timeout=5s", ch, off, n), ""))
+	}
+	if res := read("s1", "first", 2); !res.Passed {
+		t.Fatalf("from first: %s", res.Why)
+	}
+	must(t, r, step("ack", "channel=s1 tag=last multiple", ""))
+	if res := read("s2", "first", 2); !res.Passed {
+		t.Fatalf("from first again, after s1's acks: %s", res.Why)
+	}
+	res := read("s3", "1", 1)
+	if !res.Passed || !strings.Contains(res.Observed, "x-stream-offset=1") || strings.Contains(res.Observed, "x-stream-offset=0") {
+		t.Fatalf("from offset 1: %s\n%s", res.Why, res.Observed)
+	}
+	if res := read("s3", "first", 1); res.Passed || !strings.Contains(res.Why, "already consumes orders.stream") {
+		t.Errorf("a second offset on a consuming channel: passed %v (%s)", res.Passed, res.Why)
 	}
 }

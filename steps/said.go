@@ -8,6 +8,7 @@ import "github.com/rmlab/lab/internal/catalog"
 
 var (
 	sayOffsetNeeds      = catalog.Add("%s: offset= reads a stream, which a consumer reads with prefetch=N (RabbitMQ refuses an unlimited one) and mode=deliver", "zh", "%s：offset= 用于读取流，而读取流的消费者需要 prefetch=N（RabbitMQ 拒绝不限数量的预取）且 mode=deliver")
+	sayOffsetConsuming  = catalog.Add("channel %s already consumes %s: offset= says where a consumer starts; name a new channel= for a consumer that starts elsewhere", "zh", "通道 %s 已经在消费 %s：offset= 说明的是消费者从哪里开始；要从别处开始的消费者，请另起一个 channel=")
 	sayOffsetValue      = catalog.Add("write first, last, next, an offset (a whole number) or -D (what was written in the last D, e.g. -1h)", "zh", "请写 first、last、next、一个偏移量（整数），或 -D（最近 D 时间内写入的，例如 -1h）")
 	sayOnErrorValue     = catalog.Add("%s: on-error=%s: write on-error=continue (the client carries on after the error) or on-error=stop", "zh", "%s：on-error=%s：请写 on-error=continue（客户端在出错后继续）或 on-error=stop")
 	sayOnErrorNeedsCode = catalog.Add("%s: on-error=continue names no error to carry on after; add error=CODE (error=1062)", "zh", "%s：on-error=continue 没有指明要在哪个错误之后继续；请加上 error=CODE（如 error=1062）")

@@ -94,8 +94,9 @@ func Of(l *lab.Lesson) []Mutant {
 				// is a proxy with none (taken out whole, the faults an
 				// earlier step set would stay).
 				instead = clone(s)
-				delete(instead.Attrs, "drop-confirm")
-				delete(instead.Attrs, "cut-after")
+				for _, k := range proxyFaults {
+					delete(instead.Attrs, k)
+				}
 				var kept []string
 				for _, k := range slices.Sorted(maps.Keys(instead.Attrs)) {
 					if k != "when" && k != "label" {
@@ -129,7 +130,8 @@ func onPath(all []*lab.Step, path map[string]string) []*lab.Step {
 
 // Fault is the fault a step injects, as the lesson writes it ("kill
 // worker=c1"), or "" for a step that injects none: a worker's kill, a
-// node's kill, a proxy told to drop a confirm or cut a connection. (A
+// node's kill, a proxy told to drop a confirm or a return, delay frames or
+// cut a connection. (A
 // pause-at is where a kill lands, not a fault; a restart of nodes is the
 // recovery. A broker-restart holds its own checks, what each queue kept,
 // in its body: taken out, its checks would go with it, and the mutant
@@ -143,12 +145,16 @@ func Fault(s *lab.Step) string {
 			return "nodes " + attrsText(s, "kill")
 		}
 	case "proxy":
-		if f := attrsText(s, "drop-confirm", "cut-after"); f != "" {
+		if f := attrsText(s, proxyFaults...); f != "" {
 			return "proxy " + f
 		}
 	}
 	return ""
 }
+
+// proxyFaults are a proxy step's orders that inject a fault (its reset and
+// show do not).
+var proxyFaults = []string{"drop-confirm", "drop-return", "delay", "cut-after"}
 
 // pausedAt reports whether worker w is paused after steps: the last step
 // that names it is a wait until one of its spawn's pause-at points.
