@@ -96,6 +96,10 @@ type Lesson struct {
 	Tables      []TableView  // what the live table panel shows
 	Queues      []string     // broker queues the queue panel shows (article names)
 	Blocks      []Block      // prose and steps, in file order
+	// ReplaceAnswers is a mutation run's (package mutation): every check
+	// that holds is made once more with the servers' answer replaced by
+	// another of its type, which it must fail (Result.Replaced).
+	ReplaceAnswers bool
 }
 
 // TableView is a query the screen polls to show a lesson's table.
@@ -185,6 +189,19 @@ type Result struct {
 	DurationMS int64   `json:"duration_ms"`
 	Ledger     *Ledger `json:"ledger,omitempty"`
 	Option     string  `json:"option,omitempty"` // the choice option this run took
+	// Replaced are the step's checks made again with the answer replaced
+	// (Lesson.ReplaceAnswers).
+	Replaced []Replacement `json:"replaced,omitempty"`
+}
+
+// Replacement is one check made again with what a server answered
+// replaced by another answer of its type: Held is whether it still held,
+// which a check that reads the answer cannot.
+type Replacement struct {
+	Line   int    `json:"line"`   // the check's file line
+	Answer string `json:"answer"` // the answer it was given instead, in short
+	Held   bool   `json:"held"`
+	Why    string `json:"why,omitempty"` // what the check said of the replaced answer
 }
 
 // Ledger counts what a variant of a lesson intended and what happened,

@@ -24,6 +24,8 @@ func TestEveryMistakeAnInstructorMadeIsCaughtAtLoadWithFileLineAndFix(t *testing
 		name, src string
 		want      []string
 	}{
+		{"an elapsed no statement can miss", head + "```sql\nUPDATE points_account SET points=points+1 WHERE user_id=7;\n```\n\n```expect\nelapsed >= 0s\n```\n" + bothLedgers,
+			[]string{"t.md:18:", "every statement takes 0s or more", "name a time the answer could miss"}},
 		{"a typo in a step kind is not prose", head + "```expcet\nok\n```\n" + bothLedgers,
 			[]string{"t.md:13:", "```expcet is not a step kind (did you mean expect?)", "give a prose block a language such as text"}},
 		{"sqll is not prose either", head + "```sqll\nSELECT 1;\n```\n" + bothLedgers,

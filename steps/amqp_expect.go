@@ -44,6 +44,14 @@ func verbUnavailable(r *Run, o *Outcome, arg string) error {
 	if err != nil {
 		return &unevaluable{err}
 	}
+	if r.replacing != nil && qs.Exists {
+		// The other answer: served where it was down, down where served.
+		if r.replacing.negated {
+			qs.Down = "replaced: no node serves it"
+		} else {
+			qs.Down = ""
+		}
+	}
 	switch {
 	case qs.Down != "":
 		return nil
@@ -240,6 +248,7 @@ func verbQueue(what string) verbFunc {
 			return fmt.Errorf("queue %s is unavailable: %s", qs.Name, qs.Down)
 		}
 		got := map[string]int{"ready": qs.Ready, "consumers": qs.Consumers, "unacked": broker.Held(qs.Name)}[what]
+		got = r.replacedCount(got, want)
 		if got != want {
 			return fmt.Errorf("%s has %s %d", qs.Name, what, got)
 		}

@@ -133,7 +133,7 @@ func (expectKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	res := lab.Result{Passed: true}
 	var lines []string
 	rowIdx := 0
-	for _, line := range strings.Split(s.Body, "\n") {
+	for i, line := range strings.Split(s.Body, "\n") {
 		line = strings.TrimSpace(line)
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
@@ -141,25 +141,13 @@ func (expectKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		positive, negated := strings.CutPrefix(line, "not ")
 		verb, arg, _ := strings.Cut(positive, " ")
 		arg = strings.TrimSpace(arg)
-		var err error
-		if misfit := Fits(verb, arg, o.Kind); misfit != nil {
-			err = &unevaluable{misfit}
-		} else if verb == "row" {
-			err = checkRow(o, rowIdx, arg)
+		row := rowIdx
+		if verb == "row" {
 			rowIdx++
-		} else {
-			verbsMu.RLock()
-			v := verbs[verb]
-			verbsMu.RUnlock()
-			err = v(r, o, arg)
 		}
-		var un *unevaluable
-		if negated && !errors.As(err, &un) {
-			if err == nil {
-				err = sayHolds.E(o.Text())
-			} else {
-				err = nil
-			}
+		err := r.expectLine(o, verb, arg, negated, row)
+		if err == nil && r.Lesson != nil && r.Lesson.ReplaceAnswers {
+			res.Replaced = append(res.Replaced, r.replaceAnswer(o, verb, arg, negated, row, s.Line+1+i))
 		}
 		if err != nil {
 			res.Passed = false
@@ -173,6 +161,31 @@ func (expectKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	}
 	res.Observed = strings.Join(lines, "\n")
 	return res
+}
+
+// expectLine checks one expectation line (its verb and argument, with or
+// without not) against o; row is the index of a row line among the step's.
+func (r *Run) expectLine(o *Outcome, verb, arg string, negated bool, row int) error {
+	var err error
+	if misfit := Fits(verb, arg, o.Kind); misfit != nil {
+		err = &unevaluable{misfit}
+	} else if verb == "row" {
+		err = checkRow(o, row, arg)
+	} else {
+		verbsMu.RLock()
+		v := verbs[verb]
+		verbsMu.RUnlock()
+		err = v(r, o, arg)
+	}
+	var un *unevaluable
+	if negated && !errors.As(err, &un) {
+		if err == nil {
+			err = sayHolds.E(o.Text())
+		} else {
+			err = nil
+		}
+	}
+	return err
 }
 
 // checkVerbArg checks at load what a verb's argument must look like, so a
@@ -220,8 +233,12 @@ func checkVerbArg(verb, arg string) error {
 		if len(f) != 2 || (f[0] != ">=" && f[0] != "<") {
 			return fmt.Errorf("write elapsed >= 1s or elapsed < 5s")
 		}
-		if _, err := time.ParseDuration(f[1]); err != nil {
+		d, err := time.ParseDuration(f[1])
+		if err != nil {
 			return fmt.Errorf("%q is not a duration", f[1])
+		}
+		if d <= 0 {
+			return fmt.Errorf("every statement takes %s or more, so this holds whatever the server did; name a time the answer could miss", f[1])
 		}
 	case "fact", "error", "value", "contains", "tags", "redelivered":
 		if arg == "" {
@@ -357,15 +374,21 @@ func verbFact(_ *Run, o *Outcome, arg string) error {
 }
 
 func verbContains(r *Run, o *Outcome, arg string) error {
-	// Written with the article's Redis keys (lab:...), checked against what
-	// was sent: the learner's namespace is in the keys a program prints.
-	if r != nil && r.Env != nil && r.Env.Svc != nil {
-		arg = labKeyRe.ReplaceAllStringFunc(arg, r.RedisKey)
-	}
+	arg = r.containsText(arg)
 	if !strings.Contains(o.Text(), arg) {
 		return sayNotIn.E(o.Text())
 	}
 	return nil
+}
+
+// containsText is what contains looks for: written with the article's
+// Redis keys (lab:...), checked against what was sent, where the
+// learner's namespace is in the keys a program prints.
+func (r *Run) containsText(arg string) string {
+	if r != nil && r.Env != nil && r.Env.Svc != nil {
+		arg = labKeyRe.ReplaceAllStringFunc(arg, r.RedisKey)
+	}
+	return arg
 }
 
 // labKeyRe finds the lab's Redis key prefix in an expectation.

@@ -3,6 +3,7 @@ package steps
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"sync"
@@ -118,9 +119,28 @@ func (ledgerKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 		got[f] = n
 		l.Fields = append(l.Fields, f)
 	}
+	tally(l, got)
+	res.Ledger = l
+	res.Observed = ledgerText(*l)
+	want := s.Attrs["expect"]
+	if want != "" && l.Verdict() != want {
+		res.Passed = false
+		res.Why = fmt.Sprintf("the %s variant was expected to end %q but ended %q", l.Variant, want, l.Verdict())
+	}
+	if want != "" && res.Passed && r.Lesson != nil && r.Lesson.ReplaceAnswers {
+		res.Replaced = append(res.Replaced, replacedLedger(*l, got, want, s.Line))
+	}
+	return res
+}
+
+// tally fills l from the figures read (field → count): what was lost and
+// what applied twice, where the ledger does not read them itself, follow
+// from intended, applied, waiting and unavailable.
+func tally(l *lab.Ledger, got map[string]int) {
 	l.Intended, l.Applied = got["intended"], got["applied"]
 	l.Committed, l.Published, l.Delivered, l.Absorbed = got["committed"], got["published"], got["delivered"], got["absorbed"]
 	l.Waiting, l.Unavailable = got["waiting"], got["unavailable"]
+	l.Lost, l.Twice = 0, 0
 	if v, ok := got["lost"]; ok {
 		l.Lost = v
 	} else if rest := l.Intended - l.Applied - l.Waiting - l.Unavailable; rest > 0 {
@@ -131,13 +151,48 @@ func (ledgerKind) Run(ctx context.Context, r *Run, s *lab.Step) lab.Result {
 	} else if l.Applied > l.Intended {
 		l.Twice = l.Applied - l.Intended
 	}
-	res.Ledger = l
-	res.Observed = ledgerText(*l)
-	if want := s.Attrs["expect"]; want != "" && l.Verdict() != want {
-		res.Passed = false
-		res.Why = fmt.Sprintf("the %s variant was expected to end %q but ended %q", l.Variant, want, l.Verdict())
+}
+
+// replacedLedger tallies the ledger again with the figure its verdict
+// rests on read otherwise (an answer-replaced check): applied once with
+// one applied more (or one duplicated, where the ledger reads that), lost
+// with nothing lost, duplicated with nothing twice, waiting and
+// unavailable with nothing so. Its verdict must then be another.
+func replacedLedger(l lab.Ledger, got map[string]int, want string, line int) lab.Replacement {
+	g := maps.Clone(got)
+	field := ""
+	set := func(k string, v int) {
+		field = fmt.Sprintf("%s %d", k, v)
+		g[k] = v
 	}
-	return res
+	switch want {
+	case "applied once":
+		if _, ok := g["duplicated"]; ok {
+			set("duplicated", g["duplicated"]+1)
+		} else {
+			set("applied", g["applied"]+1)
+		}
+	case "lost", "lost and duplicated":
+		if _, ok := g["lost"]; ok {
+			set("lost", 0)
+		} else {
+			set("applied", g["intended"]-g["waiting"]-g["unavailable"])
+		}
+	case "duplicated":
+		if _, ok := g["duplicated"]; ok {
+			set("duplicated", 0)
+		} else {
+			set("applied", min(g["applied"], g["intended"]))
+		}
+	case "waiting", "unavailable":
+		set(want, 0)
+	}
+	tally(&l, g)
+	rp := lab.Replacement{Line: line, Answer: field, Held: l.Verdict() == want}
+	if !rp.Held {
+		rp.Why = fmt.Sprintf("ended %q", l.Verdict())
+	}
+	return rp
 }
 
 // ledgerText is the one-line form used by replay and the transcript.

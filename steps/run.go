@@ -114,7 +114,9 @@ type Run struct {
 	stepKind string              // the kind of the step running, for setOutcome
 	vars     map[string]string   // ${name} values set by steps (setVar)
 	cleanups []func()
-	Ledgers  []lab.Ledger
+	// replacing is set while an answer-replaced check runs (replace.go).
+	replacing *replacing
+	Ledgers   []lab.Ledger
 	// panel holds the screen's queue-panel connections to the run's own
 	// nodes, by URL, across polls: a poll that dialled anew and closed
 	// after was cut mid-handshake on a loaded machine, every time.

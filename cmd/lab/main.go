@@ -409,6 +409,16 @@ func runScreen(ctx context.Context, cmd string, args []string, stderr io.Writer)
 		head = "usage: lab open ID|N [flags]\n\nopens the screen at lesson ID (or number N, as lab list shows it)\n"
 	}
 	fs, g := command(cmd, head, stderr)
+	if cmd == "" {
+		// `lab --lang zh replay --all`: the command's own flags would be
+		// refused as the screen's; say where flags go instead.
+		for _, a := range args {
+			if slices.Contains(commands, a) {
+				fmt.Fprintf(stderr, "lab: %s\n", sayFlagsAfter.F(a, strings.Join(without(args, a), " ")))
+				return 2
+			}
+		}
+	}
 	if code, ok := parse(fs, g, args, stderr); !ok {
 		return code
 	}

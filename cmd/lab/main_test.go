@@ -442,6 +442,10 @@ func TestEachCommandHasItsOwnFlagsAndUsage(t *testing.T) {
 	if _, errOut, code = runLab(t, "--no-docker", "list"); code != 2 || !strings.Contains(errOut, "flags go after the command: `lab list --no-docker`") {
 		t.Errorf("lab --no-docker list: exit %d\n%s", code, errOut)
 	}
+	// A flag of the command's own after it, the global one before it.
+	if _, errOut, code = runLab(t, "--lang", "zh", "replay", "--all"); code != 2 || !strings.Contains(errOut, "参数要写在命令之后：`lab replay --lang zh --all`") {
+		t.Errorf("lab --lang zh replay --all: exit %d\n%s", code, errOut)
+	}
 	if _, errOut, code = runLab(t, "serve", "--help"); code != 0 || !strings.Contains(errOut, "-login-timeout") {
 		t.Errorf("lab serve --help lists no flags: exit %d\n%s", code, errOut)
 	}

@@ -61,7 +61,7 @@ runs lessons with no terminal, each from its reset and along every path of its c
 	fs.BoolVar(&f.all, "all", false, "every lesson")
 	fs.IntVar(&f.parallel, "parallel", 0, "lessons side by side (0: the default for this machine)")
 	fs.IntVar(&f.mutate, "mutate", 0, "N mutants of each kind of each lesson instead of the lessons; each must fail where it was changed")
-	fs.StringVar(&f.kinds, "kind", "", "with --mutate: the kinds of mutant, comma-separated: expected (an expected value changed: it must fail there), fault-removed (a fault step taken out: a step after it must fail); default both")
+	fs.StringVar(&f.kinds, "kind", "", "with --mutate: the kinds of mutant, comma-separated: expected (an expected value changed: it must fail there), fault-removed (a fault step taken out: a step after it must fail), answer-replaced (a check given another answer than the server's: it must refuse it); default all three")
 	fs.IntVar(&f.repeat, "repeat", 1, "replay the lessons N times over, then print each lesson's failures of N (a flake's measure)")
 	fs.Uint64Var(&f.seed, "seed", 0, "with --mutate: which mutants (0: drawn from the clock, printed)")
 	// CI must not count a lesson that checked less than it claims as green.
@@ -99,8 +99,9 @@ func cmdReplay(ctx context.Context, g globals, args []string, f replayFlags, std
 		return code
 	}
 	var mutants []mutation.Mutant
+	var judges [][]int // the mutants each lesson replayed judges
 	if f.mutate > 0 {
-		mutants, lessons = replayMutants(lessons, f, kinds, stderr)
+		mutants, judges, lessons = replayMutants(lessons, f, kinds, stderr)
 	}
 	svc, code := connect(ctx, g, stderr, true)
 	if svc == nil {
@@ -129,13 +130,15 @@ func cmdReplay(ctx context.Context, g globals, args []string, f replayFlags, std
 	var finished func(int, replay.LessonReport)
 	if mutants != nil {
 		finished = func(i int, lr replay.LessonReport) {
-			v, why := mutants[i].Judge(lr)
-			judged[v]++
-			line := fmt.Sprintf("%-8s %s", v, mutants[i])
-			if v != mutation.Killed {
-				line += "\n         " + why
+			for _, k := range judges[i] {
+				v, why := mutants[k].Judge(lr)
+				judged[v]++
+				line := fmt.Sprintf("%-8s %s", v, mutants[k])
+				if v != mutation.Killed {
+					line += "\n         " + why
+				}
+				fmt.Fprintln(stderr, line)
 			}
-			fmt.Fprintln(stderr, line)
 		}
 	}
 	opts := replay.Options{
@@ -168,7 +171,7 @@ func cmdReplay(ctx context.Context, g globals, args []string, f replayFlags, std
 	rep := replay.Run(ctx, env, lessons, opts)
 	switch {
 	case mutants != nil:
-		fmt.Fprintf(stderr, "%d killed, %d survived, %d broken\n", judged[mutation.Killed], judged[mutation.Survived], judged[mutation.Broken])
+		fmt.Fprintln(stderr, sayMutantsJudged.F(judged[mutation.Killed], judged[mutation.Survived], judged[mutation.Broken]))
 		if ctx.Err() != nil {
 			return 130
 		}
@@ -252,7 +255,7 @@ func replayLessons(g globals, args []string, all bool, stderr io.Writer) ([]*lab
 
 // replayMutants draws f.mutate mutants of each lesson (--seed, or one from
 // the clock, printed) and returns them with the lessons to replay: theirs.
-func replayMutants(lessons []*lab.Lesson, f replayFlags, kinds []mutation.Kind, stderr io.Writer) ([]mutation.Mutant, []*lab.Lesson) {
+func replayMutants(lessons []*lab.Lesson, f replayFlags, kinds []mutation.Kind, stderr io.Writer) ([]mutation.Mutant, [][]int, []*lab.Lesson) {
 	seed := f.seed
 	if seed == 0 {
 		seed = uint64(time.Now().UnixNano()) % 1_000_000
@@ -262,12 +265,23 @@ func replayMutants(lessons []*lab.Lesson, f replayFlags, kinds []mutation.Kind, 
 		all = append(all, mutation.Of(l)...)
 	}
 	mutants := mutation.Sample(all, f.mutate, seed, kinds)
-	fmt.Fprintf(stderr, "lab replay: %d of %d mutants of %d lessons (--mutate %d --seed %d)\n", len(mutants), len(all), len(lessons), f.mutate, seed)
-	out := make([]*lab.Lesson, 0, len(mutants))
-	for _, m := range mutants {
-		out = append(out, m.Lesson)
+	fmt.Fprintln(stderr, "lab replay: "+sayMutantsDrawn.F(len(mutants), len(all), len(lessons), f.mutate, seed))
+	// Answer-replaced mutants of one path share their replay (one lesson
+	// copy): of[i] are the mutants lesson i judges.
+	var out []*lab.Lesson
+	var of [][]int
+	at := map[*lab.Lesson]int{}
+	for i, m := range mutants {
+		j, ok := at[m.Lesson]
+		if !ok {
+			j = len(out)
+			at[m.Lesson] = j
+			out = append(out, m.Lesson)
+			of = append(of, nil)
+		}
+		of[j] = append(of[j], i)
 	}
-	return mutants, out
+	return mutants, of, out
 }
 
 // participantLogins points env at a participant's logins (--as-participant)

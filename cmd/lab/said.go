@@ -26,6 +26,8 @@ var (
 	sayNoSubcommand   = catalog.Add("no subcommand %q; use list, contract, init, hint or run", "zh", "没有子命令 %s；可用 list、contract、init、hint 或 run")
 	_                 = catalog.Add("no challenge %q; `lab challenge list` shows them: %s", "zh", "没有挑战 %s；`lab challenge list` 会列出它们：`%s`")
 
+	sayMutantsDrawn    = catalog.Add("%d of %d mutants of %d lessons (--mutate %d --seed %d)", "zh", "从 %[3]d 课的 %[2]d 个变异体中抽取 %[1]d 个（--mutate %[4]d --seed %[5]d）")
+	sayMutantsJudged   = catalog.Add("%d killed, %d survived, %d broken", "zh", "杀死 %d 个，存活 %d 个，损坏 %d 个")
 	sayParallelN       = catalog.Add("--parallel N wants N ≥ 1 (1: one lesson after another)", "zh", "--parallel N 要求 N ≥ 1（1：一课接一课）")
 	sayMutateN         = catalog.Add("--mutate N wants N ≥ 1 and prints its verdicts only (no --json, --junit or --transcript)", "zh", "--mutate N 要求 N ≥ 1，且只打印判定（不能与 --json、--junit 或 --transcript 同用）")
 	sayKindNeedsMutate = catalog.Add("--kind chooses the kinds of --mutate's mutants; give --mutate N too", "zh", "--kind 选择 --mutate 的变异体种类；请同时给出 --mutate N")

@@ -11,6 +11,15 @@
 //     kill, a proxy's dropped confirm or cut; a paused worker not killed
 //     goes on); some step after it must then fail, or the lesson's outcome
 //     did not depend on its fault.
+//   - answer-replaced: one check (an expectation line, a ledger's
+//     verdict) made again with what the servers answered replaced by
+//     another answer of its type; it must refuse it, or it does not read
+//     the answer it claims to check (a contains that finds its text in a
+//     column's name, a verb reading a field its step never fills). The
+//     answer-replaced mutants of one path share a replay: the second
+//     check changes nothing on the servers. (A step's own error= and
+//     exit= compare their answer in one expression; their expected-value
+//     mutants cover them.)
 //
 // A mutant keeps one path of the lesson's choices, one on which the changed
 // step runs, so replaying it costs one path.
@@ -34,12 +43,13 @@ import (
 type Kind string
 
 const (
-	Expected     Kind = "expected"      // one expected value changed
-	FaultRemoved Kind = "fault-removed" // one fault step taken out
+	Expected       Kind = "expected"        // one expected value changed
+	FaultRemoved   Kind = "fault-removed"   // one fault step taken out
+	AnswerReplaced Kind = "answer-replaced" // one check given another answer
 )
 
 // Kinds are the mutant kinds, in the order the suite draws them.
-var Kinds = []Kind{Expected, FaultRemoved}
+var Kinds = []Kind{Expected, FaultRemoved, AnswerReplaced}
 
 // Mutant is a copy of a lesson with one change.
 type Mutant struct {
@@ -67,6 +77,7 @@ func Of(l *lab.Lesson) []Mutant {
 	}
 	var out []Mutant
 	all := l.Steps()
+	replaced := map[string]*lab.Lesson{} // a path's replay with answers replaced
 	for i, s := range all {
 		path := pathFor(l, s)
 		if path == nil {
@@ -76,6 +87,17 @@ func Of(l *lab.Lesson) []Mutant {
 			m := Mutant{Kind: Expected, ID: l.ID, Step: s.Line, Line: site.line, From: site.from, To: site.to, Path: pathText(path)}
 			m.Lesson = cut(l, path, i, site.step)
 			out = append(out, m)
+			if !site.answer {
+				continue
+			}
+			a := Mutant{Kind: AnswerReplaced, ID: l.ID, Step: s.Line, Line: site.line, From: site.from, To: sayAnotherAnswer.F(), Path: m.Path}
+			if replaced[a.Path] == nil {
+				c := cut(l, path, -1, nil)
+				c.ReplaceAnswers = true
+				replaced[a.Path] = c
+			}
+			a.Lesson = replaced[a.Path]
+			out = append(out, a)
 		}
 		if f := Fault(s); f != "" {
 			m := Mutant{Kind: FaultRemoved, ID: l.ID, Step: s.Line, Line: s.Line, From: f, To: sayNoFault.F(), Path: pathText(path)}
@@ -230,7 +252,7 @@ func ParseKinds(list string) ([]Kind, error) {
 	for _, w := range strings.Split(list, ",") {
 		k := Kind(strings.TrimSpace(w))
 		if !slices.Contains(Kinds, k) {
-			return nil, errors.New(sayNoKind.F(string(k), Expected, FaultRemoved))
+			return nil, errors.New(sayNoKind.F(string(k), Expected, FaultRemoved, AnswerReplaced))
 		}
 		out = append(out, k)
 	}
@@ -248,6 +270,9 @@ const (
 
 // Judge reads a mutant's replay.
 func (m Mutant) Judge(lr replay.LessonReport) (Verdict, string) {
+	if m.Kind == AnswerReplaced {
+		return m.judgeReplaced(lr)
+	}
 	if lr.Passed {
 		if m.Kind == FaultRemoved {
 			return Survived, sayPassedWithout.F(m.From, m.Step)
@@ -278,6 +303,38 @@ func (m Mutant) Judge(lr replay.LessonReport) (Verdict, string) {
 	return Broken, lr.Why
 }
 
+// judgeReplaced reads the check made again with another answer: refused
+// is KILLED, held is SURVIVED; no second check (the check itself failed,
+// or its step never ran) is BROKEN: the lesson, not the mutant.
+func (m Mutant) judgeReplaced(lr replay.LessonReport) (Verdict, string) {
+	for _, st := range lr.Steps {
+		if st.Line != m.Step {
+			continue
+		}
+		for _, rp := range st.Replaced {
+			if rp.Line != m.Line {
+				continue
+			}
+			if rp.Held {
+				return Survived, sayHeldWithAnswer.F(m.From, rp.Answer)
+			}
+			return Killed, sayFailedAt.F(rp.Line, rp.Answer+": "+rp.Why)
+		}
+		if !st.Passed {
+			return Broken, sayFailedAtChange.F(st.Line, st.Why)
+		}
+	}
+	if lr.Skipped {
+		return Broken, saySkipped.F(lr.Why)
+	}
+	for _, st := range lr.Steps {
+		if !st.Passed {
+			return Broken, sayFailedBefore.F(st.Line, st.Why)
+		}
+	}
+	return Broken, sayNotMade.F(m.Line)
+}
+
 // setup are the step kinds that start, end or reset what a lesson checks:
 // their failing after a removed fault is no check's verdict.
 var setup = map[string]bool{"spawn": true, "kill": true, "resume": true, "stop": true, "reset": true}
@@ -287,6 +344,7 @@ type site struct {
 	line     int
 	from, to string
 	step     *lab.Step // the step with the change made
+	answer   bool      // a check of a server's answer (an answer-replaced mutant's too)
 }
 
 func sites(s *lab.Step) []site {
@@ -312,7 +370,7 @@ func sites(s *lab.Step) []site {
 			changed := slices.Clone(lines)
 			changed[i] = to
 			c.Body = strings.Join(changed, "\n")
-			out = append(out, site{line: s.Line + 1 + i, from: line, to: to, step: c})
+			out = append(out, site{line: s.Line + 1 + i, from: line, to: to, step: c, answer: true})
 		}
 	case "ledger":
 		if v := s.Attrs["expect"]; v != "" {
@@ -321,6 +379,7 @@ func sites(s *lab.Step) []site {
 				to = "duplicated"
 			}
 			withAttr("expect", to, "expect="+attrText(v))
+			out[len(out)-1].answer = true
 		}
 	case "sql", "await":
 		if v := s.Attrs["error"]; v != "" {

@@ -80,6 +80,30 @@ func TestEveryVerbHoldsOnTheFixtureAndFailsOnItsMutant(t *testing.T) {
 			t.Errorf("no mutant of %s", site)
 		}
 	}
+	// The fixtures have one path each: their own replays, with answers
+	// replaced, judge every answer-replaced mutant.
+	var answered []mutation.Mutant
+	for _, f := range []*lab.Lesson{l, u} {
+		if n := len(steps.Paths(f)); n != 1 {
+			t.Fatalf("%s has %d paths; its answer-replaced mutants are judged on its own replay", f.ID, n)
+		}
+		f.ReplaceAnswers = true
+		for _, m := range mutation.Of(f) {
+			if m.Kind == mutation.AnswerReplaced {
+				answered = append(answered, m)
+			}
+		}
+	}
+	replacedVerbs := map[string]bool{}
+	for _, m := range answered {
+		verb, _, _ := strings.Cut(strings.TrimPrefix(m.From, "not "), " ")
+		replacedVerbs[verb] = true
+	}
+	for _, v := range steps.VerbNames() {
+		if !replacedVerbs[v] {
+			t.Errorf("no answer-replaced mutant of verb %s: add it to a fixture", v)
+		}
+	}
 	fixtures := []*lab.Lesson{l, u}
 	lessons := slices.Clone(fixtures)
 	for _, m := range ms {
@@ -95,6 +119,59 @@ func TestEveryVerbHoldsOnTheFixtureAndFailsOnItsMutant(t *testing.T) {
 		if v, why := m.Judge(reps[len(fixtures)+i]); v != mutation.Killed {
 			t.Errorf("%s %s: %s", v, m, why)
 		}
+	}
+	for _, m := range answered {
+		rep := reps[0]
+		if m.ID == u.ID {
+			rep = reps[1]
+		}
+		if v, why := m.Judge(rep); v != mutation.Killed {
+			t.Errorf("%s %s: %s", v, m, why)
+		}
+	}
+}
+
+// A check given another answer than the server's refuses it where it
+// reads the answer (KILLED); a contains that finds its text in a column's
+// name holds with any answer, and its mutant SURVIVES, naming the line.
+func TestAnAnswerReplacedIsKilledOnlyWhereTheCheckReadsTheAnswer(t *testing.T) {
+	l, err := labs.LoadFile("testdata/answers.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ms []mutation.Mutant
+	for _, m := range mutation.Of(l) {
+		if m.Kind == mutation.AnswerReplaced {
+			ms = append(ms, m)
+		}
+	}
+	if len(ms) != 7 {
+		t.Fatalf("%d answer-replaced mutants %v, want one per expectation line and each ledger's verdict (7)", len(ms), ms)
+	}
+	for _, m := range ms[1:] {
+		if m.Lesson != ms[0].Lesson {
+			t.Fatalf("%s has a replay of its own; the mutants of one path share one", m)
+		}
+	}
+	reps := run(t, []*lab.Lesson{ms[0].Lesson})
+	for _, m := range ms {
+		v, why := m.Judge(reps[0])
+		want := mutation.Killed
+		if m.From == "contains points" {
+			want = mutation.Survived
+		}
+		if v != want {
+			t.Errorf("%s: %s (%s), want %s", m, v, why, want)
+		}
+		if v == mutation.Survived && !strings.Contains(why, "contains points") {
+			t.Errorf("%s: the survivor's story %q does not name its check", m, why)
+		}
+	}
+	// The replay without replaced answers makes no second check: its
+	// mutants are BROKEN, never KILLED.
+	plain := run(t, []*lab.Lesson{l})
+	if v, _ := ms[0].Judge(plain[0]); v != mutation.Broken {
+		t.Errorf("judged on a replay that replaced nothing: %s, want BROKEN", v)
 	}
 }
 
