@@ -172,3 +172,21 @@ func TestReplayRepeatRefusesReportsAndMutants(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 }
+
+// lab replay --mutate --kind answer-replaced judges every check of a lesson
+// from one replay per path, names each mutant's kind, and exits 0 with none
+// surviving; a fixture with a contains that finds a column's name exits 1
+// naming it.
+func TestReplayJudgesEveryAnswerReplacedMutantAndNamesASurvivor(t *testing.T) {
+	env := labtest.Of(t)
+	_, errOut, code := runLab(t, "replay", "idem-first-processing", "--mutate", "100000", "--kind", "answer-replaced",
+		"--seed", "1", "--namespace", env.NS, "--no-docker")
+	if code != 0 || !strings.Contains(errOut, "KILLED   answer-replaced idem-first-processing:") || !strings.Contains(errOut, " 0 survived, 0 broken") {
+		t.Fatalf("exit %d, want 0 with every answer-replaced mutant killed:\n%s", code, errOut)
+	}
+	_, errOut, code = runLab(t, "replay", filepath.Join("..", "..", "internal", "mutation", "testdata", "answers.md"), "--mutate", "100000",
+		"--kind", "answer-replaced", "--seed", "1", "--namespace", env.NS, "--no-docker")
+	if code != 1 || !strings.Contains(errOut, "SURVIVED answer-replaced answers:") || !strings.Contains(errOut, "contains points still held") {
+		t.Fatalf("exit %d, want 1 naming the contains that reads a column's name:\n%s", code, errOut)
+	}
+}
