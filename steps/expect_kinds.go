@@ -38,7 +38,7 @@ var (
 		"sql":   sqlShape,
 		"await": sqlShape,
 		"redis": {status | table | shown, nil},
-		"spawn": workerShape, "wait": workerShape, "kill": workerShape, "stop": workerShape,
+		"spawn": workerShape, "wait": workerShape, "kill": workerShape, "stop": workerShape, "resume": workerShape,
 		"publish":        {status | shown, []string{"confirm", "seq", "id", "queue", "returned"}},
 		"declare":        {status | shown, []string{"queue"}},
 		"consume":        {status | table | shown, []string{"queue", "delivered", "redelivered", "tags"}},
