@@ -65,19 +65,13 @@ func (r *Run) replacedOutcome(o *Outcome, verb, arg string, negated bool, row in
 	for k, v := range o.Extra {
 		c.Extra[k] = v
 	}
-	f := strings.Fields(arg)
+	f := strings.Fields(arg) // lab check made sure each verb has what it reads
 	fact := func(k, v string) (*Outcome, string) {
 		if _, ok := c.Extra[k]; !ok {
 			return &c, "no " + k // the verb cannot read it either way
 		}
 		c.Extra[k] = v
 		return &c, k + " " + v
-	}
-	want := func() string {
-		if len(f) == 0 {
-			return ""
-		}
-		return f[len(f)-1]
 	}
 	// pick is the answer after not (the one the line looks for) or another.
 	pick := func(v string) string {
@@ -138,7 +132,7 @@ func (r *Run) replacedOutcome(o *Outcome, verb, arg string, negated bool, row in
 		}
 		return &c, "done"
 	case "elapsed":
-		d, _ := time.ParseDuration(want())
+		d, _ := time.ParseDuration(f[len(f)-1])
 		holds := map[string]bool{">=": true, ">": true}[f[0]] // the line holds for a longer time
 		if holds != negated {
 			c.Elapsed = d / 2
@@ -147,14 +141,9 @@ func (r *Run) replacedOutcome(o *Outcome, verb, arg string, negated bool, row in
 		}
 		return &c, "elapsed " + c.Elapsed.String()
 	case "fact":
-		if len(f) < 2 {
-			return &c, ""
-		}
 		return fact(f[0], pick(strings.Join(f[1:], " ")))
-	case "confirm", "tags":
+	case "confirm", "tags", "returned", "delivered":
 		return fact(verb, pick(strings.Join(f, " ")))
-	case "returned", "delivered":
-		return fact(verb, pick(arg))
 	case "redelivered":
 		del := c.Extra["delivered"]
 		switch {
@@ -243,15 +232,31 @@ func resized(rows [][]string, cols, n int) [][]string {
 	return rows
 }
 
-// otherAnswer is an answer that is not v: a number one more, a boolean or
-// confirm flipped, a word changed.
+// otherAnswer is an answer that is not v: a confirm the other, or Other's.
 func otherAnswer(v string) string {
+	if to, ok := OtherConfirm[v]; ok {
+		return to
+	}
+	return Other(v, "replaced")
+}
+
+// OtherConfirm is a publish's other confirm: what a mutant of a confirm
+// expects, and what an answer-replaced check gives a confirm instead.
+var OtherConfirm = map[string]string{"ack": "nack", "nack": "ack", "timeout": "ack", "unknown": "ack", "none": "ack"}
+
+// Other is a value that is not v: a number one more, a boolean flipped,
+// NULL a zero, a word with -suffix.
+func Other(v, suffix string) string {
 	if n, err := strconv.Atoi(v); err == nil {
 		return strconv.Itoa(n + 1)
 	}
-	if to, ok := map[string]string{"true": "false", "false": "true", "ack": "nack", "nack": "ack",
-		"timeout": "ack", "unknown": "ack", "none": "ack", "NULL": "0"}[v]; ok {
-		return to
+	switch v {
+	case "true":
+		return "false"
+	case "false":
+		return "true"
+	case "NULL":
+		return "0"
 	}
-	return v + "-replaced"
+	return v + "-" + suffix
 }

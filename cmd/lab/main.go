@@ -369,12 +369,31 @@ func said(w io.Writer, err error) string {
 }
 
 // without is args less the first s in them.
-func without(args []string, s string) []string {
-	i := slices.Index(args, s)
-	if i < 0 {
-		return args
+// firstWord is the index in args of the first word that is neither a flag
+// nor a flag's value (fs says which flags take one), or -1.
+func firstWord(fs *flag.FlagSet, args []string) int {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			if i+1 < len(args) {
+				return i + 1
+			}
+			return -1
+		case a == "-" || !strings.HasPrefix(a, "-"):
+			return i
+		case strings.Contains(a, "="):
+			continue
+		}
+		f := fs.Lookup(strings.TrimLeft(a, "-"))
+		if f == nil {
+			continue // a flag the screen does not know: a command's
+		}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); !ok || !b.IsBoolFlag() {
+			i++ // its value
+		}
 	}
-	return append(append([]string{}, args[:i]...), args[i+1:]...)
+	return -1
 }
 
 // unknownCommand says a command does not exist, then the commands (in
@@ -409,15 +428,13 @@ func runScreen(ctx context.Context, cmd string, args []string, stderr io.Writer)
 		head = "usage: lab open ID|N [flags]\n\nopens the screen at lesson ID (or number N, as lab list shows it)\n"
 	}
 	fs, g := command(cmd, head, stderr)
-	if cmd == "" {
-		// `lab --lang zh replay --all`: the command's own flags would be
-		// refused as the screen's; say where flags go instead.
-		for _, a := range args {
-			if slices.Contains(commands, a) {
-				fmt.Fprintf(stderr, "lab: %s\n", sayFlagsAfter.F(a, strings.Join(without(args, a), " ")))
-				return 2
-			}
-		}
+	// `lab --no-docker list`, `lab --lang zh replay --all`: each command has
+	// its own flags, after it. Found before parsing: the command's flags
+	// would be refused as the screen's.
+	if i := firstWord(fs, args); cmd == "" && i >= 0 && slices.Contains(commands, args[i]) {
+		rest := append(slices.Clone(args[:i]), args[i+1:]...)
+		fmt.Fprintf(stderr, "lab: %s\n", sayFlagsAfter.F(args[i], strings.Join(rest, " ")))
+		return 2
 	}
 	if code, ok := parse(fs, g, args, stderr); !ok {
 		return code
@@ -428,10 +445,6 @@ func runScreen(ctx context.Context, cmd string, args []string, stderr io.Writer)
 		start = fs.Arg(0)
 	case cmd == "open":
 		fmt.Fprintln(stderr, "lab open: "+sayNameOne.F())
-		return 2
-	case fs.NArg() > 0 && slices.Contains(commands, fs.Arg(0)):
-		// `lab --no-docker list`: each command has its own flags, after it.
-		fmt.Fprintf(stderr, "lab: %s\n", sayFlagsAfter.F(fs.Arg(0), strings.Join(without(args, fs.Arg(0)), " ")))
 		return 2
 	case fs.NArg() > 0:
 		unknownCommand(stderr, fs.Arg(0))

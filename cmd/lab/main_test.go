@@ -446,6 +446,11 @@ func TestEachCommandHasItsOwnFlagsAndUsage(t *testing.T) {
 	if _, errOut, code = runLab(t, "--lang", "zh", "replay", "--all"); code != 2 || !strings.Contains(errOut, "参数要写在命令之后：`lab replay --lang zh --all`") {
 		t.Errorf("lab --lang zh replay --all: exit %d\n%s", code, errOut)
 	}
+	// A flag's value that is a command's name is the value: the screen's
+	// own error, not advice to move the flags.
+	if _, errOut, code = runLab(t, "--namespace", "list", "--bogus"); code != 2 || strings.Contains(errOut, "after the command") || !strings.Contains(errOut, "-bogus") {
+		t.Errorf("lab --namespace list --bogus: exit %d\n%s", code, errOut)
+	}
 	if _, errOut, code = runLab(t, "serve", "--help"); code != 0 || !strings.Contains(errOut, "-login-timeout") {
 		t.Errorf("lab serve --help lists no flags: exit %d\n%s", code, errOut)
 	}

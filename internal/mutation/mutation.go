@@ -434,7 +434,7 @@ func Line(line string) (string, bool) {
 		cells[len(cells)-1] = " " + other(strings.TrimSpace(cells[len(cells)-1]))
 		return "row " + strings.TrimSpace(strings.Join(cells, "|")), true
 	case "confirm":
-		to := map[string]string{"ack": "nack", "nack": "ack", "timeout": "ack", "unknown": "ack", "none": "ack"}[arg]
+		to := steps.OtherConfirm[arg]
 		return "confirm " + to, to != ""
 	case "redelivered":
 		switch arg {
@@ -468,22 +468,8 @@ func attrText(v string) string {
 	return v
 }
 
-// other is a value that is not v: a number one more, a boolean flipped,
-// a word with a suffix.
-func other(v string) string {
-	if n, err := strconv.Atoi(v); err == nil {
-		return strconv.Itoa(n + 1)
-	}
-	switch v {
-	case "true":
-		return "false"
-	case "false":
-		return "true"
-	case "NULL":
-		return "0"
-	}
-	return v + "-mutant"
-}
+// other is a value that is not v (steps.Other, marked "-mutant").
+func other(v string) string { return steps.Other(v, "mutant") }
 
 func clone(s *lab.Step) *lab.Step {
 	c := *s

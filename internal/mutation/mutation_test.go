@@ -65,11 +65,7 @@ func TestEveryVerbHoldsOnTheFixtureAndFailsOnItsMutant(t *testing.T) {
 			ms = append(ms, m)
 		}
 	}
-	covered := map[string]bool{}
-	for _, m := range ms {
-		verb, _, _ := strings.Cut(strings.TrimPrefix(m.From, "not "), " ")
-		covered[verb] = true
-	}
+	covered := verbsOf(ms)
 	for _, v := range steps.VerbNames() {
 		if !covered[v] {
 			t.Errorf("no mutant of verb %s: add it to a fixture", v)
@@ -94,11 +90,7 @@ func TestEveryVerbHoldsOnTheFixtureAndFailsOnItsMutant(t *testing.T) {
 			}
 		}
 	}
-	replacedVerbs := map[string]bool{}
-	for _, m := range answered {
-		verb, _, _ := strings.Cut(strings.TrimPrefix(m.From, "not "), " ")
-		replacedVerbs[verb] = true
-	}
+	replacedVerbs := verbsOf(answered)
 	for _, v := range steps.VerbNames() {
 		if !replacedVerbs[v] {
 			t.Errorf("no answer-replaced mutant of verb %s: add it to a fixture", v)
@@ -175,12 +167,23 @@ func TestAnAnswerReplacedIsKilledOnlyWhereTheCheckReadsTheAnswer(t *testing.T) {
 	}
 }
 
+// verbsOf is the verbs (and step sites: error=1062) the mutants change.
+func verbsOf(ms []mutation.Mutant) map[string]bool {
+	out := map[string]bool{}
+	for _, m := range ms {
+		verb, _, _ := strings.Cut(strings.TrimPrefix(m.From, "not "), " ")
+		out[verb] = true
+	}
+	return out
+}
+
 // The judge tells a mutant that passed (the check holds whatever
 // happened) and one that failed before its change (the lesson broke) from
 // one killed where it was changed.
 func TestTheJudgeKillsOnlyAFailureAtTheChangedStep(t *testing.T) {
 	m := mutation.Mutant{Kind: mutation.Expected, ID: "x", Step: 20, Line: 21, From: "value 1", To: "value 2"}
 	f := mutation.Mutant{Kind: mutation.FaultRemoved, ID: "x", Step: 20, Line: 20, From: "kill worker=c1", To: "resume worker=c1"}
+	a := mutation.Mutant{Kind: mutation.AnswerReplaced, ID: "x", Step: 20, Line: 21, From: "value 1"}
 	for _, c := range []struct {
 		m    mutation.Mutant
 		lr   replay.LessonReport
@@ -200,6 +203,16 @@ func TestTheJudgeKillsOnlyAFailureAtTheChangedStep(t *testing.T) {
 		// A worker the lesson starts again under the same name, still
 		// running because it was not killed: the mutant's doing.
 		{f, replay.LessonReport{Steps: []lab.Result{{Line: 10, Passed: true}, {Line: 30, Kind: "spawn", Why: "worker c1 is still running"}}}, mutation.Broken},
+		// A check given another answer: refused is the kill, held the
+		// survivor; no second check (its own failure, an earlier one, a
+		// skip, a replay that replaced nothing) is the lesson's.
+		{a, replay.LessonReport{Passed: true, Steps: []lab.Result{{Line: 20, Passed: true, Replaced: []lab.Replacement{{Line: 21, Why: "value is 2"}}}}}, mutation.Killed},
+		{a, replay.LessonReport{Passed: true, Steps: []lab.Result{{Line: 20, Passed: true, Replaced: []lab.Replacement{{Line: 21, Held: true}}}}}, mutation.Survived},
+		{a, replay.LessonReport{Passed: true, Steps: []lab.Result{{Line: 20, Passed: true, Replaced: []lab.Replacement{{Line: 22, Held: true}}}}}, mutation.Broken},
+		{a, replay.LessonReport{Steps: []lab.Result{{Line: 20, Why: "value is 1"}}}, mutation.Broken},
+		{a, replay.LessonReport{Steps: []lab.Result{{Line: 10, Why: "no server"}}, Why: "no server"}, mutation.Broken},
+		{a, replay.LessonReport{Skipped: true, Why: "needs broker-control"}, mutation.Broken},
+		{a, replay.LessonReport{Passed: true, Steps: []lab.Result{{Line: 20, Passed: true}}}, mutation.Broken},
 	} {
 		if got, why := c.m.Judge(c.lr); got != c.want {
 			t.Errorf("%s %+v: %s (%s), want %s", c.m.Kind, c.lr, got, why, c.want)

@@ -63,8 +63,9 @@ type Options struct {
 	// learner's own namespace).
 	Parallel int
 	Lane     func(i int) *steps.Env
-	// Finished, when set, is called with each lesson's report in lesson
-	// order instead of Progress (lab replay --mutate judges mutants so).
+	// Finished, when set, is called with each lesson's report as the
+	// lesson ends, one call at a time, instead of Progress (lab replay
+	// --mutate judges mutants so).
 	Finished func(i int, lr LessonReport)
 	// Done, when set, is called with a lane's Env once its lesson ended
 	// (`lab replay` removes the lane's databases, queues and keys there).
