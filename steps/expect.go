@@ -238,7 +238,7 @@ func checkVerbArg(verb, arg string) error {
 			return fmt.Errorf("%q is not a duration", f[1])
 		}
 		if d <= 0 {
-			return fmt.Errorf("every statement takes %s or more, so this holds whatever the server did; name a time the answer could miss", f[1])
+			return fmt.Errorf("every statement takes %s or more, so this comes out the same whatever the server did; name a time the answer could miss", f[1])
 		}
 	case "fact", "error", "value", "contains", "tags", "redelivered":
 		if arg == "" {

@@ -337,8 +337,8 @@ var (
 		"zh", "请写 confirm ack|nack|timeout|unknown|none")
 	_ = catalog.Add("%q is not a duration",
 		"zh", "%s 不是时长")
-	_ = catalog.Add("every statement takes %s or more, so this holds whatever the server did; name a time the answer could miss",
-		"zh", "每条语句都至少耗时 %s，所以无论服务器做了什么它都成立；请写一个回答可能达不到的时长")
+	_ = catalog.Add("every statement takes %s or more, so this comes out the same whatever the server did; name a time the answer could miss",
+		"zh", "每条语句都至少耗时 %s，所以无论服务器做了什么结果都一样；请写一个回答可能达不到的时长")
 	_ = catalog.Add("%s needs an argument",
 		"zh", "%s 需要一个参数")
 	_ = catalog.Add("%s:%d: unknown expectation %q%s; known: %s (any of them after not)",
