@@ -26,6 +26,8 @@ func TestEveryMistakeAnInstructorMadeIsCaughtAtLoadWithFileLineAndFix(t *testing
 	}{
 		{"a statement's verb after a resume", head + "```spawn name=c1 program=consumer pause-at=received\n--strategy one-tx\n```\n\n```wait worker=c1 until=received\n```\n\n```resume worker=c1 settle=5s\n```\n\n```expect\naffected 1\n```\n" + bothLedgers,
 			[]string{"affected reads the rows a statement changed, which a resume step does not report"}},
+		{"an elapsed no statement can reach", head + "```sql\nUPDATE points_account SET points=points+1 WHERE user_id=7;\n```\n\n```expect\nelapsed < 0s\n```\n" + bothLedgers,
+			[]string{"t.md:18:", "every statement takes 0s or more", "comes out the same whatever the server did"}},
 		{"an elapsed no statement can miss", head + "```sql\nUPDATE points_account SET points=points+1 WHERE user_id=7;\n```\n\n```expect\nelapsed >= 0s\n```\n" + bothLedgers,
 			[]string{"t.md:18:", "every statement takes 0s or more", "name a time the answer could miss"}},
 		{"a typo in a step kind is not prose", head + "```expcet\nok\n```\n" + bothLedgers,
